@@ -1,0 +1,468 @@
+"""A bounded, fail-closed reader of GGUF headers: metadata and tensor infos, never tensor data.
+
+It reads from any object with ``read(n) -> bytes`` (a local file, an HTTP range reader), in
+chunks, and walks the tokenizer's string arrays without keeping them. Every count and length is
+checked against what the source can still hold and against sane limits before anything is
+allocated; whatever is wrong raises a `GGUFError` subclass that says what and where.
+
+The tables of value types and quant block sizes come from the ``gguf`` package.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gguf.constants import (
+    GGML_QUANT_SIZES,
+    GGUF_DEFAULT_ALIGNMENT,
+    GGUF_MAGIC,
+    GGMLQuantizationType,
+    GGUFValueType,
+)
+from gguf.gguf_reader import GGUFReader
+
+from tokenwalk.errors import GGUFError, TruncatedError, UnsupportedError
+
+__all__ = [
+    "ArrayInfo",
+    "Header",
+    "Readable",
+    "TensorInfo",
+    "read_header",
+    "Limits",
+]
+
+_MAX_DIMS = 4
+_MAX_NAME = 64  # GGML_MAX_NAME: llama.cpp refuses tensor names of 64 bytes or more
+_SUPPORTED_VERSIONS = (2, 3)
+_CHUNK = 1 << 20
+
+# struct format and item size of each scalar value type, derived from gguf's numpy table.
+_SCALAR: dict[int, tuple[str, int]] = {
+    int(vt): ("<" + np_type().dtype.char if vt != GGUFValueType.BOOL else "<?", np_type().itemsize)
+    for vt, np_type in GGUFReader.gguf_scalar_to_np.items()
+}
+_STRING = int(GGUFValueType.STRING)
+_ARRAY = int(GGUFValueType.ARRAY)
+_VALUE_TYPE_NAMES = {int(v): v.name for v in GGUFValueType}
+
+
+class Readable(Protocol):
+    """Anything with ``read(n)``: returns up to n bytes, fewer only at the end."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Sanity limits, far above any real model and far below what would hurt us."""
+
+    max_kv: int = 1 << 16
+    max_tensors: int = 1 << 20
+    max_key_bytes: int = 1 << 16
+    max_string_bytes: int = 1 << 26  # 64 MiB: chat templates are ~100 KB
+    max_array_items: int = 1 << 30  # llama.cpp's GGUF_MAX_ARRAY_ELEMENTS
+    keep_array_items: int = 1 << 16  # numeric arrays up to this are kept as lists
+    keep_string_items: int = 256  # string arrays up to this are kept as lists
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """A metadata array that was walked but not kept: its item type and length."""
+
+    item_type: str
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One entry of the tensor table. ``shape`` is in ggml order (ne[0] is the row length)."""
+
+    name: str
+    shape: tuple[int, ...]
+    ggml_type: int
+    offset: int = 0
+
+    @property
+    def type_name(self) -> str:
+        return GGMLQuantizationType(self.ggml_type).name
+
+    @property
+    def n_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def n_bytes(self) -> int:
+        block, type_bytes = GGML_QUANT_SIZES[GGMLQuantizationType(self.ggml_type)]
+        return self.n_elements // block * type_bytes
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a GGUF header says: metadata, the tensor table and where the data would start."""
+
+    version: int
+    metadata: dict[str, Any]
+    tensors: tuple[TensorInfo, ...]
+    alignment: int
+    data_offset: int
+    file_size: int | None = None
+    tokens: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def tensor_data_bytes(self) -> int:
+        """Bytes of tensor data the table describes (each tensor padded to the alignment)."""
+        if not self.tensors:
+            return 0
+        last = self.tensors[-1]
+        return last.offset + _pad(last.n_bytes, self.alignment)
+
+    @property
+    def expected_file_size(self) -> int:
+        return self.data_offset + self.tensor_data_bytes if self.tensors else self.data_offset
+
+    @property
+    def data_present(self) -> bool | None:
+        """True when the file holds all the tensor data, False when it stops short, None if unknown."""
+        if self.file_size is None:
+            return None
+        return self.file_size >= self.expected_file_size
+
+    @property
+    def architecture(self) -> str | None:
+        arch = self.metadata.get("general.architecture")
+        return arch if isinstance(arch, str) else None
+
+
+def _pad(n: int, alignment: int) -> int:
+    return (n + alignment - 1) // alignment * alignment
+
+
+class _Cursor:
+    """A forward-only window over a `Readable`, refilled in chunks."""
+
+    __slots__ = ("src", "buf", "pos", "base", "eof", "size")
+
+    def __init__(self, src: Readable, size: int | None) -> None:
+        self.src = src
+        self.buf = b""
+        self.pos = 0
+        self.base = 0  # absolute offset of buf[0]
+        self.eof = False
+        self.size = size
+
+    @property
+    def offset(self) -> int:
+        return self.base + self.pos
+
+    def remaining(self) -> int | None:
+        return None if self.size is None else self.size - self.offset
+
+    def fill(self, n: int, what: str) -> None:
+        """Make sure n bytes are buffered from pos on, or raise TruncatedError."""
+        while len(self.buf) - self.pos < n:
+            if self.eof:
+                raise TruncatedError(
+                    f"the file ends at byte {self.base + len(self.buf):,} inside {what} "
+                    f"(needed {n:,} bytes at offset {self.offset:,})"
+                )
+            want = max(_CHUNK, n - (len(self.buf) - self.pos))
+            try:
+                more = self.src.read(want)
+            except OSError as exc:
+                raise GGUFError(f"cannot read at offset {self.offset:,}: {exc}") from exc
+            if not isinstance(more, (bytes, bytearray, memoryview)):
+                raise GGUFError("the source returned something other than bytes")
+            if not more:
+                self.eof = True
+            self.base += self.pos
+            self.buf = self.buf[self.pos :] + bytes(more)
+            self.pos = 0
+
+    def take(self, n: int, what: str) -> bytes:
+        self.fill(n, what)
+        out = self.buf[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, fmt: str, n: int, what: str) -> Any:
+        self.fill(n, what)
+        (v,) = struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += n
+        return v
+
+    def skip(self, n: int, what: str) -> None:
+        while n > 0:
+            have = len(self.buf) - self.pos
+            if have >= n:
+                self.pos += n
+                return
+            self.pos += have
+            n -= have
+            self.fill(min(n, _CHUNK), what)
+
+
+class _Parser:
+    def __init__(self, cur: _Cursor, limits: Limits, keep_tokens: bool) -> None:
+        self.cur = cur
+        self.lim = limits
+        self.keep_tokens = keep_tokens
+        self.tokens: list[str] | None = None
+
+    # -- primitives -------------------------------------------------------------------------
+    def u32(self, what: str) -> int:
+        return self.cur.unpack("<I", 4, what)
+
+    def u64(self, what: str) -> int:
+        return self.cur.unpack("<Q", 8, what)
+
+    def check_room(self, count: int, item_bytes: int, what: str) -> None:
+        """Refuse a count whose items could not fit in what the source has left."""
+        room = self.cur.remaining()
+        if room is not None and count * item_bytes > room:
+            raise TruncatedError(
+                f"{what} announces {count:,} items ({count * item_bytes:,}+ bytes) at offset "
+                f"{self.cur.offset:,}, but only {room:,} bytes remain in the file"
+            )
+
+    def string(self, what: str, limit: int) -> str:
+        at = self.cur.offset
+        n = self.u64(what)
+        if n > limit:
+            raise GGUFError(f"{what} at offset {at:,} claims {n:,} bytes (limit {limit:,})")
+        self.check_room(n, 1, what)
+        raw = self.cur.take(n, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GGUFError(f"{what} at offset {at:,} is not valid UTF-8") from exc
+
+    # -- values -----------------------------------------------------------------------------
+    def value(self, vtype: int, key: str) -> Any:
+        if vtype == _STRING:
+            return self.string(f"the value of '{key}'", self.lim.max_string_bytes)
+        if vtype == _ARRAY:
+            return self.array(key)
+        spec = _SCALAR.get(vtype)
+        if spec is None:
+            raise GGUFError(
+                f"key '{key}' has unknown value type {vtype} at offset {self.cur.offset - 4:,}"
+            )
+        fmt, size = spec
+        return self.cur.unpack(fmt, size, f"the value of '{key}'")
+
+    def array(self, key: str) -> Any:
+        at = self.cur.offset
+        item_type = self.u32(f"the item type of array '{key}'")
+        count = self.u64(f"the length of array '{key}'")
+        if item_type == _ARRAY:
+            raise GGUFError(f"array '{key}' at offset {at:,} holds arrays, which GGUF does not allow")
+        if count > self.lim.max_array_items:
+            raise GGUFError(
+                f"array '{key}' at offset {at:,} claims {count:,} items "
+                f"(limit {self.lim.max_array_items:,})"
+            )
+        what = f"array '{key}'"
+        if item_type == _STRING:
+            self.check_room(count, 8, what)
+            keep = count <= self.lim.keep_string_items or (
+                self.keep_tokens and key == "tokenizer.ggml.tokens"
+            )
+            items = self.string_array(count, key, keep)
+            if key == "tokenizer.ggml.tokens" and self.keep_tokens:
+                self.tokens = items
+            if keep and count <= self.lim.keep_string_items:
+                return items
+            return ArrayInfo("STRING", count)
+        spec = _SCALAR.get(item_type)
+        if spec is None:
+            raise GGUFError(f"array '{key}' at offset {at:,} has unknown item type {item_type}")
+        fmt, size = spec
+        self.check_room(count, size, what)
+        if count <= self.lim.keep_array_items:
+            raw = self.cur.take(count * size, what)
+            return list(struct.unpack(f"<{count}{fmt[1:]}", raw))
+        self.cur.skip(count * size, what)
+        return ArrayInfo(_VALUE_TYPE_NAMES[item_type], count)
+
+    def string_array(self, count: int, key: str, keep: bool) -> list[str] | None:
+        """Walk `count` length-prefixed strings; decode them only when `keep`."""
+        cur = self.cur
+        limit = self.lim.max_string_bytes
+        out: list[str] | None = [] if keep else None
+        unpack_from = struct.unpack_from
+        what = f"array '{key}'"
+        i = 0
+        buf, pos, end = cur.buf, cur.pos, len(cur.buf)
+        while i < count:
+            if pos + 8 > end:
+                cur.pos = pos
+                cur.fill(8, what)
+                buf, pos, end = cur.buf, cur.pos, len(cur.buf)
+            (n,) = unpack_from("<Q", buf, pos)
+            if n > limit:
+                raise GGUFError(
+                    f"item {i:,} of array '{key}' at offset {cur.base + pos:,} claims {n:,} bytes"
+                )
+            stop = pos + 8 + n
+            if stop > end:
+                cur.pos = pos
+                cur.fill(8 + n, what)
+                buf, pos, end = cur.buf, cur.pos, len(cur.buf)
+                stop = pos + 8 + n
+            if out is not None:
+                try:
+                    out.append(buf[pos + 8 : stop].decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    raise GGUFError(
+                        f"item {i:,} of array '{key}' at offset {cur.base + pos:,} is not valid UTF-8"
+                    ) from exc
+            pos = stop
+            i += 1
+        cur.pos = pos
+        return out
+
+    # -- tensors ----------------------------------------------------------------------------
+    def tensor_info(self, index: int, seen: set[str]) -> TensorInfo:
+        name = self.string(f"the name of tensor {index}", self.lim.max_key_bytes)
+        if len(name.encode()) >= _MAX_NAME:
+            raise GGUFError(f"tensor {index} name '{name[:80]}' is {len(name)} bytes (limit 63)")
+        if name in seen:
+            raise GGUFError(f"tensor name '{name}' appears twice (tensor {index})")
+        seen.add(name)
+        n_dims = self.u32(f"the dimension count of tensor '{name}'")
+        if n_dims > _MAX_DIMS:
+            raise GGUFError(f"tensor '{name}' has {n_dims} dimensions (at most {_MAX_DIMS})")
+        shape = tuple(self.u64(f"the shape of tensor '{name}'") for _ in range(n_dims))
+        n = 1
+        for d in shape:
+            if d > 2**63 - 1:
+                raise GGUFError(f"tensor '{name}' has a negative dimension {d - 2**64}")
+            n *= d
+        if n > 2**63 - 1:
+            raise GGUFError(f"tensor '{name}' shape {list(shape)} overflows 64 bits")
+        type_id = self.u32(f"the type of tensor '{name}'")
+        try:
+            qtype = GGMLQuantizationType(type_id)
+            block, type_bytes = GGML_QUANT_SIZES[qtype]
+        except (ValueError, KeyError):
+            raise UnsupportedError(
+                f"tensor '{name}' uses ggml type id {type_id}, which this version does not know "
+                "(a newer llama.cpp quant type?)"
+            ) from None
+        if shape and shape[0] % block != 0:
+            raise GGUFError(
+                f"tensor '{name}' of type {qtype.name} has rows of {shape[0]} elements, "
+                f"not a multiple of its block size {block}"
+            )
+        offset = self.u64(f"the offset of tensor '{name}'")
+        return TensorInfo(name, shape or (1,), type_id, offset)
+
+
+def read_header(
+    src: Readable,
+    *,
+    file_size: int | None = None,
+    keep_tokens: bool = False,
+    limits: Limits | None = None,
+) -> Header:
+    """Parse a GGUF header from `src`. `file_size`, when known, bounds every count.
+
+    Raises `GGUFError` (or `TruncatedError`, `UnsupportedError`) naming what is wrong and where.
+    """
+    lim = limits or Limits()
+    cur = _Cursor(src, file_size)
+    p = _Parser(cur, lim, keep_tokens)
+
+    try:
+        cur.fill(4, "the magic number")
+    except TruncatedError:
+        pass
+    magic = cur.buf[:4]
+    if magic != struct.pack("<I", GGUF_MAGIC):
+        raise GGUFError(f"not a GGUF file (it starts with {magic!r}{_sniff(cur.buf[:16])})")
+    cur.pos = 4
+    version = p.u32("the version")
+    if version == 1:
+        raise UnsupportedError("GGUF version 1 is no longer read by llama.cpp or tokenwalk")
+    if version not in _SUPPORTED_VERSIONS:
+        raise UnsupportedError(
+            f"GGUF version {version} is not supported (tokenwalk reads versions 2 and 3)"
+        )
+    n_tensors = p.u64("the tensor count")
+    n_kv = p.u64("the metadata key count")
+    if n_kv > lim.max_kv:
+        raise GGUFError(f"the header claims {n_kv:,} metadata keys (limit {lim.max_kv:,})")
+    if n_tensors > lim.max_tensors:
+        raise GGUFError(f"the header claims {n_tensors:,} tensors (limit {lim.max_tensors:,})")
+    # each key needs at least 8 (length) + 1 + 4 (type) + 1 bytes, each tensor info 8+1+4+4+8
+    p.check_room(n_kv, 14, "the metadata key count")
+    p.check_room(n_tensors, 25, "the tensor count")
+
+    metadata: dict[str, Any] = {}
+    for i in range(n_kv):
+        at = cur.offset
+        key = p.string(f"metadata key {i}", lim.max_key_bytes)
+        if not key:
+            raise GGUFError(f"metadata key {i} at offset {at:,} is empty")
+        if key in metadata:
+            raise GGUFError(f"metadata key '{key}' appears twice (offset {at:,})")
+        vtype = p.u32(f"the type of '{key}'")
+        metadata[key] = p.value(vtype, key)
+
+    alignment = metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT)
+    if "general.alignment" in metadata and (
+        isinstance(alignment, (bool, ArrayInfo, list, str, float))
+        or not isinstance(alignment, int)
+    ):
+        raise GGUFError("general.alignment must be an unsigned 32-bit integer")
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise GGUFError(f"general.alignment {alignment} is not a power of two")
+
+    tensors: list[TensorInfo] = []
+    seen: set[str] = set()
+    for i in range(n_tensors):
+        tensors.append(p.tensor_info(i, seen))
+
+    data_offset = _pad(cur.offset, alignment) if tensors else cur.offset
+    expected = 0
+    for t in tensors:
+        if t.offset != expected:
+            raise GGUFError(
+                f"tensor '{t.name}' has data offset {t.offset:,}, expected {expected:,} "
+                "(tensors must follow each other, aligned, in table order)"
+            )
+        expected += _pad(t.n_bytes, alignment)
+
+    return Header(
+        version=version,
+        metadata=metadata,
+        tensors=tuple(tensors),
+        alignment=alignment,
+        data_offset=data_offset,
+        file_size=file_size,
+        tokens=p.tokens,
+    )
+
+
+def _sniff(head: bytes) -> str:
+    """A hint at what a non-GGUF file is, from its first bytes."""
+    if not head:
+        return ": the file is empty"
+    if head.lstrip()[:1] == b"{":
+        return "; it looks like JSON: pass a config.json path and tokenwalk reads it as a config"
+    if len(head) >= 9 and head[8:9] == b"{":
+        return "; it is a safetensors file: tokenwalk reads GGUF files or the model's config.json"
+    if head[:4] == b"PK\x03\x04":
+        return "; it is a zip archive (a PyTorch checkpoint?)"
+    if head[:4] in (b"ggjt", b"tjgg", b"ggml", b"lmgg"):
+        return "; it is an old GGML file from before GGUF"
+    return ""

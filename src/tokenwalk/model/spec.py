@@ -1,0 +1,352 @@
+"""`ArchSpec`: the hyperparameters of a model, normalised to llama.cpp's vocabulary.
+
+A GGUF header (`from_gguf_metadata`) and a Hugging Face config (`tokenwalk.model.hf`) both land
+here, so everything downstream (layers, synthesised tensors, costs) has one input. Per-layer
+quantities are tuples of length `n_layer_all` (decoding blocks followed by MTP blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tokenwalk.errors import MetadataError, UnknownArchitectureError
+
+__all__ = ["ArchSpec", "SUPPORTED_ARCHITECTURES", "from_gguf_metadata", "check_architecture"]
+
+# llama.cpp architecture names tokenwalk models, each with a test.
+SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
+    "llama",
+    "mistral3",
+    "qwen2",
+    "qwen3",
+    "qwen3moe",
+    "qwen35",
+    "qwen35moe",
+    "qwen3next",
+    "gemma3",
+    "gemma4",
+    "gpt-oss",
+    "deepseek2",
+    "granitehybrid",
+    "lfm2",
+    "phi3",
+)
+
+
+def check_architecture(arch: str) -> None:
+    if arch not in SUPPORTED_ARCHITECTURES:
+        raise UnknownArchitectureError(
+            f"architecture '{arch}' is not modelled by tokenwalk; known architectures: "
+            + ", ".join(SUPPORTED_ARCHITECTURES)
+        )
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    """Hyperparameters in llama.cpp terms. Lengths are elements, not bytes."""
+
+    arch: str
+    n_layer_all: int  # block_count: decoding blocks + MTP blocks
+    n_embd: int
+    n_vocab: int
+    n_ctx_train: int
+    n_head: tuple[int, ...]
+    n_head_kv: tuple[int, ...]  # 0 marks a layer with no KV cache (recurrent)
+    head_k: int  # key length of full-attention layers
+    head_v: int
+    n_ff: tuple[int, ...]  # dense FFN width per layer; 0 where the FFN is a mixture of experts
+    n_nextn: int = 0  # MTP blocks, counted inside n_layer_all, at its end
+    # sliding window attention
+    n_swa: int = 0
+    is_swa: tuple[bool, ...] = ()
+    head_k_swa: int = 0  # 0: same as head_k
+    head_v_swa: int = 0
+    # recurrent layers (Gated DeltaNet, Mamba2, short conv)
+    is_recurrent: tuple[bool, ...] = ()
+    ssm_d_conv: int = 0
+    ssm_d_inner: int = 0
+    ssm_d_state: int = 0
+    ssm_n_group: int = 0
+    ssm_dt_rank: int = 0  # Mamba2 heads / DeltaNet value heads
+    shortconv_l_cache: int = 0  # LFM2
+    # mixture of experts
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_expert_shared: int = 0
+    n_ff_exp: int = 0
+    n_ff_shexp: int = 0
+    n_layer_dense_lead: int = 0
+    # MLA (DeepSeek)
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    n_rot: int = 0  # rope dimensions (MLA: qk_rope_head_dim)
+    head_v_mla: int = 0  # MLA value head length
+    head_k_mla: int = 0  # MLA full key length (nope + rope)
+    # misc
+    tied_embeddings: bool = False
+    shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
+
+    @property
+    def n_layer(self) -> int:
+        """Blocks run by normal decoding (MTP blocks excluded)."""
+        return self.n_layer_all - self.n_nextn
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    def swa(self, il: int) -> bool:
+        return bool(self.is_swa) and self.is_swa[il]
+
+    def recurrent(self, il: int) -> bool:
+        return bool(self.is_recurrent) and self.is_recurrent[il]
+
+    def moe(self, il: int) -> bool:
+        """True where layer `il` has routed experts."""
+        return self.n_expert > 0 and il >= self.n_layer_dense_lead and self.n_ff[il] == 0
+
+    def head_k_at(self, il: int) -> int:
+        return self.head_k_swa if self.swa(il) and self.head_k_swa else self.head_k
+
+    def head_v_at(self, il: int) -> int:
+        return self.head_v_swa if self.swa(il) and self.head_v_swa else self.head_v
+
+
+# ---------------------------------------------------------------------------------------------
+# From GGUF metadata
+
+
+class _Meta:
+    """Typed access to `{arch}.*` metadata keys with errors that name the key."""
+
+    def __init__(self, md: Mapping[str, Any], arch: str, n_layer: int | None = None) -> None:
+        self.md = md
+        self.arch = arch
+        self.n_layer = n_layer
+
+    def key(self, name: str) -> str:
+        return f"{self.arch}.{name}"
+
+    def has(self, name: str) -> bool:
+        return self.key(name) in self.md
+
+    def int(self, name: str, default: int | None = None, *, minimum: int = 0) -> int:
+        k = self.key(name)
+        if k not in self.md:
+            if default is None:
+                raise MetadataError(f"required metadata key '{k}' is missing")
+            return default
+        v = self.md[k]
+        if isinstance(v, list) and v and all(type(x) is int for x in v):
+            v = max(v)
+        if type(v) is not int:
+            raise MetadataError(f"metadata key '{k}' should be an integer, not {_kind(v)}")
+        if v < minimum:
+            raise MetadataError(f"metadata key '{k}' is {v}, below the minimum {minimum}")
+        return v
+
+    def float(self, name: str, default: float) -> float:
+        v = self.md.get(self.key(name), default)
+        if type(v) not in (int, float):
+            raise MetadataError(f"metadata key '{self.key(name)}' should be a number")
+        return float(v)
+
+    def per_layer(self, name: str, default: int | None = None, *, minimum: int = 0) -> tuple[int, ...]:
+        """A key that is either one integer or one integer per layer."""
+        assert self.n_layer is not None
+        k = self.key(name)
+        if k not in self.md:
+            if default is None:
+                raise MetadataError(f"required metadata key '{k}' is missing")
+            return (default,) * self.n_layer
+        v = self.md[k]
+        if type(v) is int:
+            if v < minimum:
+                raise MetadataError(f"metadata key '{k}' is {v}, below the minimum {minimum}")
+            return (v,) * self.n_layer
+        if isinstance(v, list) and all(type(x) is int for x in v):
+            if len(v) < self.n_layer:
+                raise MetadataError(
+                    f"metadata key '{k}' has {len(v)} entries for {self.n_layer} layers"
+                )
+            if any(x < minimum for x in v):
+                raise MetadataError(f"metadata key '{k}' holds a value below {minimum}")
+            return tuple(v[: self.n_layer])
+        raise MetadataError(f"metadata key '{k}' should be an integer or integer array")
+
+    def bools(self, name: str) -> tuple[bool, ...] | None:
+        assert self.n_layer is not None
+        k = self.key(name)
+        if k not in self.md:
+            return None
+        v = self.md[k]
+        if isinstance(v, list) and all(type(x) in (bool, int) for x in v):
+            if len(v) < self.n_layer:
+                raise MetadataError(f"metadata key '{k}' has {len(v)} entries for {self.n_layer} layers")
+            return tuple(bool(x) for x in v[: self.n_layer])
+        raise MetadataError(f"metadata key '{k}' should be a boolean array")
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}"
+    return type(v).__name__
+
+
+def _vocab_size(md: Mapping[str, Any], arch: str) -> int:
+    k = f"{arch}.vocab_size"
+    if k in md and type(md[k]) is int:
+        return md[k]
+    tokens = md.get("tokenizer.ggml.tokens")
+    if tokens is not None:
+        return len(tokens)
+    return 0
+
+
+def swa_pattern(n_layer: int, pattern: int, dense_first: bool = False) -> tuple[bool, ...]:
+    """llama.cpp's `set_swa_pattern`: with pattern p, every p-th layer is global (full).
+
+    Default (dense last): layers il % p < p-1 slide, so with p = 6 layers 5, 11, 17 are global.
+    dense_first: layer 0 of each period is global (gpt-oss: even layers slide? no, see caller).
+    """
+    if pattern <= 0:
+        return (True,) * n_layer
+    if dense_first:
+        return tuple(il % pattern != 0 for il in range(n_layer))
+    return tuple(il % pattern < pattern - 1 for il in range(n_layer))
+
+
+def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> ArchSpec:
+    """Normalise GGUF metadata to an `ArchSpec`, following llama.cpp's `load_hparams`."""
+    arch = md.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise MetadataError("required metadata key 'general.architecture' is missing")
+    check_architecture(arch)
+    m = _Meta(md, arch)
+    n_layer_all = m.int("block_count", minimum=1)
+    if n_layer_all > 10_000:
+        raise MetadataError(f"metadata key '{arch}.block_count' is {n_layer_all}, beyond any model")
+    m.n_layer = n_layer_all
+    n_embd = m.int("embedding_length", minimum=1)
+    n_head = m.per_layer("attention.head_count", minimum=0)
+    n_head_kv = m.per_layer("attention.head_count_kv", default=max(n_head), minimum=0)
+    head_default = n_embd // max(1, max(n_head))
+    head_k = m.int("attention.key_length", head_default, minimum=1)
+    head_v = m.int("attention.value_length", head_k, minimum=1)
+    n_ff = m.per_layer("feed_forward_length", default=0)
+    n_vocab = _vocab_size(md, arch) or n_vocab_from_tensors
+    kw: dict[str, Any] = {}
+
+    n_expert = m.int("expert_count", 0)
+    if n_expert:
+        kw.update(
+            n_expert=n_expert,
+            n_expert_used=m.int("expert_used_count", minimum=1),
+            n_expert_shared=m.int("expert_shared_count", 0),
+            n_ff_exp=m.int("expert_feed_forward_length", 0),
+            n_ff_shexp=m.int("expert_shared_feed_forward_length", 0),
+            n_layer_dense_lead=m.int("leading_dense_block_count", 0),
+        )
+        if kw["n_expert_used"] > n_expert:
+            raise MetadataError(
+                f"'{arch}.expert_used_count' ({kw['n_expert_used']}) exceeds "
+                f"'{arch}.expert_count' ({n_expert})"
+            )
+        if kw["n_expert_shared"] == 0 and kw["n_ff_shexp"] > 0:
+            kw["n_expert_shared"] = 1
+
+    n_nextn = m.int("nextn_predict_layers", 0)
+    if n_nextn >= n_layer_all:
+        raise MetadataError(f"'{arch}.nextn_predict_layers' ({n_nextn}) is not below block_count")
+
+    n_swa = m.int("attention.sliding_window", 0)
+    is_swa: tuple[bool, ...] = ()
+    if n_swa:
+        explicit = m.bools("attention.sliding_window_pattern")
+        if explicit is not None:
+            is_swa = explicit
+        elif arch == "gemma3":
+            is_swa = swa_pattern(n_layer_all, m.int("attention.sliding_window_pattern", 6))
+        elif arch == "gpt-oss":
+            # llama.cpp: set_swa_pattern(2) -> even layers slide, odd layers are full
+            is_swa = swa_pattern(n_layer_all, 2)
+        elif arch in ("llama", "mistral3", "qwen2", "phi3"):
+            is_swa = (True,) * n_layer_all
+        else:
+            is_swa = swa_pattern(n_layer_all, m.int("attention.sliding_window_pattern", 0))
+        kw.update(
+            n_swa=n_swa,
+            is_swa=is_swa,
+            head_k_swa=m.int("attention.key_length_swa", 0),
+            head_v_swa=m.int("attention.value_length_swa", 0),
+        )
+
+    # recurrent layers
+    is_recurrent: tuple[bool, ...] = ()
+    if arch in ("qwen35", "qwen35moe", "qwen3next"):
+        explicit = m.bools("attention.recurrent_layers")
+        if explicit is not None:
+            is_recurrent = explicit
+        else:
+            interval = m.int("full_attention_interval", 4, minimum=1)
+            is_recurrent = tuple((il + 1) % interval != 0 for il in range(n_layer_all))
+        kw.update(_ssm_keys(m))
+    elif arch in ("granitehybrid", "lfm2"):
+        is_recurrent = tuple(h == 0 for h in n_head_kv)
+        if arch == "lfm2":
+            kw["shortconv_l_cache"] = m.int("shortconv.l_cache", 3)
+        else:
+            kw.update(_ssm_keys(m))
+    if is_recurrent:
+        # the MTP blocks of hybrids are full attention
+        is_recurrent = tuple(
+            r and il < n_layer_all - n_nextn for il, r in enumerate(is_recurrent)
+        )
+        n_head_kv = tuple(0 if r else h for h, r in zip(n_head_kv, is_recurrent))
+        kw["is_recurrent"] = is_recurrent
+
+    if arch == "deepseek2":
+        kw.update(
+            kv_lora_rank=m.int("attention.kv_lora_rank", minimum=1),
+            q_lora_rank=m.int("attention.q_lora_rank", 0),
+            n_rot=m.int("rope.dimension_count", 64),
+        )
+        # newer files store the MLA head sizes separately; key_length then is the latent width
+        kw["head_k_mla"] = m.int("attention.key_length_mla", head_k)
+        kw["head_v_mla"] = m.int("attention.value_length_mla", head_v)
+
+    if arch == "gemma4":
+        kw["shared_kv_layers"] = m.int("attention.shared_kv_layers", 0)
+
+    return ArchSpec(
+        arch=arch,
+        n_layer_all=n_layer_all,
+        n_embd=n_embd,
+        n_vocab=n_vocab,
+        n_ctx_train=m.int("context_length", 0),
+        n_head=n_head,
+        n_head_kv=n_head_kv,
+        head_k=head_k,
+        head_v=head_v,
+        n_ff=n_ff,
+        n_nextn=n_nextn,
+        **kw,
+    )
+
+
+def _ssm_keys(m: _Meta) -> dict[str, int]:
+    return dict(
+        ssm_d_conv=m.int("ssm.conv_kernel", 4),
+        ssm_d_inner=m.int("ssm.inner_size", 0),
+        ssm_d_state=m.int("ssm.state_size", 0),
+        ssm_n_group=m.int("ssm.group_count", 1),
+        ssm_dt_rank=m.int("ssm.time_step_rank", 0),
+    )
+
+
+def per_layer(values: Sequence[int] | int, n: int) -> tuple[int, ...]:
+    if isinstance(values, int):
+        return (values,) * n
+    return tuple(values)
