@@ -1,0 +1,3 @@
+from tokenwalk.cli.app import run
+
+run()

@@ -1,0 +1,111 @@
+"""The Typer application, the options every command shares, and the error boundary."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from tokenwalk.errors import TokenwalkError
+
+app = typer.Typer(
+    name="tokenwalk",
+    help="Inference-cost calculator for local language models: size, KV cache, decode and "
+    "prefill time, memory budgets. Every command has --json for scripts.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+ModelArg = Annotated[
+    str,
+    typer.Argument(
+        help="A GGUF file, URL, hf://org/repo[/file.gguf], ollama:name[:tag], a config.json / "
+        "YAML spec, or a catalogue name (see `tokenwalk models`).",
+        show_default=False,
+    ),
+]
+QuantOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--quant",
+        "-q",
+        help="Quant preset for configs and catalogue models (Q4_K_M, Q8_0, F16, ...); "
+        "picks the file of an hf:// repository. Default Q4_K_M.",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON for scripts.")]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Fetch remote headers again, bypassing the cache.")
+]
+
+
+def stdout_console():  # noqa: ANN201
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def warn(message: str) -> None:
+    """One line on stderr that does not stop the command."""
+    sys.stderr.write(f"tokenwalk: warning: {message}\n")
+
+
+def emit_json(obj: Any) -> None:
+    """Dump a pydantic result object to stdout."""
+    sys.stdout.write(obj.model_dump_json(indent=2))
+    sys.stdout.write("\n")
+
+
+def load(ref: str, quant: str | None, *, json: bool, no_cache: bool = False):  # noqa: ANN201
+    """Resolve a model argument (see `tokenwalk.model.resolve.load_model`)."""
+    from tokenwalk.model.resolve import load_model
+
+    loaded = load_model(ref, quant, no_cache=no_cache, progress=not json)
+    if quant and loaded.model.source == "gguf":
+        warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
+    return loaded
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: a `TokenwalkError` becomes one line on stderr and exit code 2."""
+    import tokenwalk.cli  # noqa: F401  (registers the commands)
+
+    try:
+        app(args=argv, standalone_mode=False)
+    except TokenwalkError as exc:
+        sys.stderr.write(f"tokenwalk: error: {exc}\n")
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("tokenwalk: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: never a traceback for users
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.stderr.write("tokenwalk: aborted\n")
+            return 1
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        if os.environ.get("TOKENWALK_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"tokenwalk: internal error ({type(exc).__name__}: {exc}); "
+            "set TOKENWALK_DEBUG=1 to see where\n"
+        )
+        return 2
+    return 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""`tokenwalk models`: the model catalogue."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel
+
+from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
+
+
+class CatalogueRow(BaseModel):
+    slug: str
+    name: str
+    model_type: str
+    architecture: str | None
+    params: int | None
+    active_params: float | None
+    layers: int | None
+    max_ctx: int | None
+    q4_k_m_bytes: int | None
+    source: str
+    error: str | None = None
+
+
+class CatalogueList(BaseModel):
+    models: list[CatalogueRow]
+
+
+def catalogue_rows(query: str | None = None) -> list[CatalogueRow]:
+    from tokenwalk.catalog import load_models
+    from tokenwalk.costs.weights import active_params
+    from tokenwalk.errors import TokenwalkError
+    from tokenwalk.model.resolve import model_from_config
+
+    rows = []
+    for e in load_models():
+        hay = " ".join([e.slug, e.name, *getattr(e, "aliases", [])]).lower()
+        if query and query.lower() not in hay:
+            continue
+        cfg = e.config
+        model_type = str(cfg.get("model_type", "?"))
+        try:
+            m = model_from_config(cfg, e.slug, "Q4_K_M", source="catalogue")
+            rows.append(
+                CatalogueRow(
+                    slug=e.slug,
+                    name=e.name,
+                    model_type=model_type,
+                    architecture=m.spec.arch,
+                    params=m.params,
+                    active_params=active_params(m),
+                    layers=m.spec.n_layer,
+                    max_ctx=m.spec.n_ctx_train or None,
+                    q4_k_m_bytes=m.file_bytes,
+                    source=e.source,
+                )
+            )
+        except TokenwalkError as exc:
+            rows.append(
+                CatalogueRow(
+                    slug=e.slug,
+                    name=e.name,
+                    model_type=model_type,
+                    architecture=None,
+                    params=None,
+                    active_params=None,
+                    layers=None,
+                    max_ctx=None,
+                    q4_k_m_bytes=None,
+                    source=e.source,
+                    error=str(exc),
+                )
+            )
+    return rows
+
+
+@app.command()
+def models(
+    query: Annotated[
+        str | None, typer.Argument(help="Only models whose name contains this.", show_default=False)
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """List the model catalogue: every entry is a Hugging Face config with its source."""
+    from rich.table import Table
+
+    from tokenwalk.render.fmt import count, human_bytes, params
+
+    rows = catalogue_rows(query)
+    if json:
+        emit_json(CatalogueList(models=rows))
+        return
+    t = Table(title=f"{len(rows)} models (sizes at Q4_K_M)", title_justify="left")
+    for col in ("slug", "arch", "params", "active", "layers", "max ctx", "Q4_K_M"):
+        t.add_column(col, justify="left" if col in ("slug", "arch") else "right")
+    for r in rows:
+        if r.error:
+            t.add_row(r.slug, f"[red]{r.model_type}[/red]", "-", "-", "-", "-", "unsupported")
+            continue
+        t.add_row(
+            r.slug,
+            r.architecture or "",
+            params(r.params or 0),
+            params(r.active_params or 0),
+            str(r.layers),
+            count(r.max_ctx or 0),
+            human_bytes(r.q4_k_m_bytes or 0),
+        )
+    stdout_console().print(t)

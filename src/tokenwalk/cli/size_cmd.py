@@ -1,0 +1,87 @@
+"""`tokenwalk size` and `tokenwalk kv`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tokenwalk.cli.app import (
+    JsonOpt,
+    ModelArg,
+    NoCacheOpt,
+    QuantOpt,
+    app,
+    emit_json,
+    load,
+    stdout_console,
+    warn,
+)
+
+
+@app.command()
+def size(
+    model: ModelArg, quant: QuantOpt = None, json: JsonOpt = False, no_cache: NoCacheOpt = False
+) -> None:
+    """How big a model is: parameters (total and active), file size, bits per weight, a
+    breakdown by quant type and by role, and what one decoded token reads and computes."""
+    from tokenwalk.costs.size import size_report
+
+    loaded = load(model, quant, json=json, no_cache=no_cache)
+    report = size_report(loaded.model).model_copy(
+        update={"fetched_bytes": loaded.fetched_bytes, "requests": loaded.requests}
+    )
+    if json:
+        emit_json(report)
+        return
+    from tokenwalk.render.size import render_size
+
+    render_size(report, stdout_console())
+
+
+@app.command()
+def kv(
+    model: ModelArg,
+    ctx: Annotated[
+        int | None,
+        typer.Option(
+            "--ctx",
+            "-c",
+            help="Context to reserve, in tokens. Default: 16,384 or the model's maximum if smaller.",
+            show_default=False,
+        ),
+    ] = None,
+    kv_type: Annotated[
+        str,
+        typer.Option(
+            "--kv-type", "-t", help="Cache type: f16, bf16, q8_0, q4_0, ... (llama.cpp -ctk/-ctv)."
+        ),
+    ] = "f16",
+    parallel: Annotated[
+        int,
+        typer.Option("--parallel", "-np", help="Parallel sequences (streams) sharing the context."),
+    ] = 1,
+    ubatch: Annotated[
+        int,
+        typer.Option(
+            "--ubatch", help="Micro-batch size; sliding-window layers keep window + ubatch cells."
+        ),
+    ] = 512,
+    quant: QuantOpt = None,
+    json: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """How much memory the context takes: KV bytes per token by layer kind (full, sliding, MLA),
+    the fixed state of recurrent layers, the total at --ctx, and a sweep of contexts."""
+    from tokenwalk.costs.kv import kv_report
+
+    loaded = load(model, quant, json=json, no_cache=no_cache)
+    report = kv_report(loaded.model, ctx, kv_type, parallel, ubatch)
+    for w in report.warnings:
+        warn(w)
+    if json:
+        emit_json(report)
+        return
+    from tokenwalk.render.kv import render_kv
+
+    render_kv(report, stdout_console())

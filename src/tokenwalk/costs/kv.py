@@ -1,0 +1,234 @@
+"""The memory a context takes: KV cache cells per layer kind and the fixed recurrent state.
+
+Sizes follow what llama.cpp allocates (llama-context.cpp, llama-kv-cache-iswa.cpp):
+- the context is padded to 256 cells and split across `parallel` streams (non-unified cache);
+- full-attention layers hold every cell: 2 x kv_heads x head_dim x bytes per cell (K and V);
+- sliding layers hold min(ctx, window + ubatch) cells per stream, padded to 256;
+- MLA layers hold one latent of kv_lora_rank + rope dims per cell, no V;
+- recurrent layers (Gated DeltaNet, Mamba2, short conv) hold a fixed f32 state per stream.
+"""
+
+from __future__ import annotations
+
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.model.layers import Attention, Layer
+from tokenwalk.model.model import Model
+
+__all__ = [
+    "KV_TYPES",
+    "KvKind",
+    "KvReport",
+    "KvSweepRow",
+    "kv_element_bytes",
+    "kv_bytes_per_cell",
+    "sliding_cells",
+    "context_cells",
+    "state_bytes",
+    "kv_bytes",
+    "kv_report",
+]
+
+# Cache types llama.cpp accepts for -ctk / -ctv.
+KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+_PAD = 256
+STATE_ELEMENT_BYTES = 4  # recurrent states are f32
+
+
+def kv_element_bytes(kv_type: str) -> float:
+    """Bytes per cached element for a cache type: block bytes / block size (f16: 2, q8_0: 34/32)."""
+    name = kv_type.lower()
+    if name not in KV_TYPES:
+        raise UnknownNameError(
+            f"unknown KV cache type '{kv_type}'; choose one of: {', '.join(KV_TYPES)}"
+        )
+    block, type_bytes = GGML_QUANT_SIZES[GGMLQuantizationType[name.upper()]]
+    return type_bytes / block
+
+
+def _pad(n: int, to: int = _PAD) -> int:
+    return (n + to - 1) // to * to
+
+
+def kv_bytes_per_cell(layer: Layer, kv_type: str) -> float:
+    """Bytes one cached token costs in one layer: (K width + V width) x bytes per element."""
+    if not layer.has_kv:
+        return 0.0
+    return (layer.k_width + layer.v_width) * kv_element_bytes(kv_type)
+
+
+def context_cells(ctx: int, parallel: int = 1) -> int:
+    """Cells per stream of a full-attention cache: pad256(pad256(ctx) / parallel)."""
+    return _pad(_pad(ctx) // parallel)
+
+
+def sliding_cells(ctx: int, window: int, ubatch: int = 512, parallel: int = 1) -> int:
+    """Cells per stream of a sliding-window cache: pad256(min(cells, window + ubatch))."""
+    return _pad(min(context_cells(ctx, parallel), window + ubatch))
+
+
+def state_bytes(model: Model, parallel: int = 1) -> int:
+    """Fixed recurrent state: sum over recurrent layers of (conv + ssm elements) x 4 bytes x streams."""
+    per_seq = sum(
+        x.state_elems for x in model.decoding_layers if x.attention is Attention.RECURRENT
+    )
+    return per_seq * STATE_ELEMENT_BYTES * max(1, parallel)
+
+
+def kv_bytes(
+    model: Model, ctx: int, kv_type: str = "f16", parallel: int = 1, ubatch: int = 512
+) -> float:
+    """Total KV cache bytes at `ctx` tokens (all streams), without the recurrent state."""
+    full = context_cells(ctx, parallel)
+    total = 0.0
+    for layer in model.decoding_layers:
+        if not layer.has_kv:
+            continue
+        cells = (
+            sliding_cells(ctx, layer.window, ubatch, parallel)
+            if layer.attention is Attention.SLIDING
+            else full
+        )
+        total += kv_bytes_per_cell(layer, kv_type) * cells * parallel
+    return total
+
+
+class KvKind(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: str  # full, sliding, mla, recurrent
+    layers: int
+    bytes_per_token: float  # per cached token (per cell); 0 for recurrent
+    cells: int  # cells held per stream at the context asked (0 for recurrent)
+    window: int = 0
+    window_cells_naive: int = 0  # min(ctx, window): what a window-only estimate would say
+    bytes: float  # at the context asked, all streams
+
+
+class KvSweepRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    ctx: int
+    kv_bytes: float
+    state_bytes: int
+    total_bytes: float
+
+
+class KvReport(BaseModel):
+    """The answer of `tokenwalk kv`."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    kv_type: str
+    ctx: int
+    parallel: int
+    ubatch: int
+    max_ctx: int
+    bytes_per_token: float  # per token of context, layers whose cache grows with it (full + MLA)
+    sliding_bytes_per_token: float  # per cell of the sliding layers (capped at their window)
+    state_bytes: int
+    kv_bytes: float
+    total_bytes: float
+    kinds: list[KvKind]
+    every_layer_bytes_per_token: (
+        float  # if every decoding layer kept a full cache like its attention layers
+    )
+    sweep: list[KvSweepRow]
+    warnings: list[str]
+
+
+def kv_report(
+    model: Model,
+    ctx: int | None = None,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+) -> KvReport:
+    """KV bytes per token by layer kind, the fixed state, the total at `ctx`, and a sweep."""
+    kv_type = kv_type.lower()
+    kv_element_bytes(kv_type)  # validates
+    max_ctx = model.spec.n_ctx_train or 0
+    if ctx is None:
+        ctx = min(max_ctx, 16384) if max_ctx else 4096
+    if ctx < 1:
+        raise InputError(f"--ctx must be at least 1 token, not {ctx}")
+    if parallel < 1:
+        raise InputError(f"--parallel must be at least 1, not {parallel}")
+    if ubatch < 1:
+        raise InputError(f"--ubatch must be at least 1, not {ubatch}")
+    if ctx > 1 << 30:
+        raise InputError(f"--ctx {ctx:,} is beyond any model's context")
+    warnings = []
+    if max_ctx and ctx > max_ctx:
+        warnings.append(
+            f"context {ctx:,} is beyond the model's trained maximum of {max_ctx:,} tokens"
+        )
+
+    kinds: dict[str, dict[str, float]] = {}
+    full_cells = context_cells(ctx, parallel)
+    for layer in model.decoding_layers:
+        kind = layer.attention.value
+        if layer.attention is Attention.NONE:
+            continue
+        k = kinds.setdefault(kind, {"layers": 0, "bpt": 0.0, "cells": 0, "window": 0, "bytes": 0.0})
+        k["layers"] += 1
+        if layer.attention is Attention.RECURRENT:
+            k["bytes"] += layer.state_elems * STATE_ELEMENT_BYTES * parallel
+            continue
+        per_cell = kv_bytes_per_cell(layer, kv_type)
+        cells = (
+            sliding_cells(ctx, layer.window, ubatch, parallel)
+            if layer.attention is Attention.SLIDING
+            else full_cells
+        )
+        k["bpt"] += per_cell
+        k["cells"] = max(k["cells"], cells)
+        k["window"] = max(k["window"], layer.window)
+        k["bytes"] += per_cell * cells * parallel
+
+    kind_rows = [
+        KvKind(
+            kind=name,
+            layers=int(v["layers"]),
+            bytes_per_token=v["bpt"],
+            cells=int(v["cells"]),
+            window=int(v["window"]),
+            window_cells_naive=min(ctx, int(v["window"])) if v["window"] else 0,
+            bytes=v["bytes"],
+        )
+        for name, v in kinds.items()
+    ]
+    growing = sum(r.bytes_per_token for r in kind_rows if r.kind in ("full", "mla"))
+    sliding = sum(r.bytes_per_token for r in kind_rows if r.kind == "sliding")
+    st = state_bytes(model, parallel)
+    kv = kv_bytes(model, ctx, kv_type, parallel, ubatch)
+
+    attn = [x for x in model.decoding_layers if x.has_kv]
+    widest = max((kv_bytes_per_cell(x, kv_type) for x in attn), default=0.0)
+    every = widest * len(model.decoding_layers)
+
+    points = sorted({4096, 16384, 32768, 131072, *([max_ctx] if max_ctx else []), ctx})
+    sweep = []
+    for c in points:
+        if max_ctx and c > max_ctx and c != ctx:
+            continue
+        kvc = kv_bytes(model, c, kv_type, parallel, ubatch)
+        sweep.append(KvSweepRow(ctx=c, kv_bytes=kvc, state_bytes=st, total_bytes=kvc + st))
+
+    return KvReport(
+        model=model.name,
+        kv_type=kv_type,
+        ctx=ctx,
+        parallel=parallel,
+        ubatch=ubatch,
+        max_ctx=max_ctx,
+        bytes_per_token=growing,
+        sliding_bytes_per_token=sliding,
+        state_bytes=st,
+        kv_bytes=kv,
+        total_bytes=kv + st,
+        kinds=kind_rows,
+        every_layer_bytes_per_token=every,
+        sweep=sweep,
+        warnings=warnings,
+    )

@@ -1,0 +1,150 @@
+"""Turn what a user typed (a GGUF path or URL, a config file, a catalogue name) into a `Model`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
+from tokenwalk.gguf.reader import TensorInfo
+from tokenwalk.model.model import Model
+
+__all__ = ["DEFAULT_QUANT", "load_model", "model_from_config", "estimate_header_bytes", "ModelLoad"]
+
+DEFAULT_QUANT = "Q4_K_M"
+
+
+class ModelLoad:
+    """A loaded model and what loading it cost (bytes fetched, requests), for `--json`."""
+
+    def __init__(self, model: Model, fetched_bytes: int = 0, requests: int = 0) -> None:
+        self.model = model
+        self.fetched_bytes = fetched_bytes
+        self.requests = requests
+
+
+def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
+    """Rough GGUF header size: tokenizer strings, types and merges (~37 B a token) + tensor infos."""
+    return n_vocab * 37 + n_tensors * 80 + 16_384
+
+
+def _pad(n: int, alignment: int = 32) -> int:
+    return (n + alignment - 1) // alignment * alignment
+
+
+def model_from_config(
+    config: Mapping[str, Any], name: str, quant: str | None = None, source: str = "config"
+) -> Model:
+    """Synthesise the tensor table llama.cpp would write for `config` at a quant preset."""
+    from tokenwalk.model.quant import assign_types
+    from tokenwalk.model.synth import synthesize_tensors
+
+    from tokenwalk.model.hf import spec_from_config
+
+    preset = (quant or DEFAULT_QUANT).upper()
+    spec = spec_from_config(config, source=name)
+    shapes = synthesize_tensors(spec)
+    infos: list[TensorInfo] = assign_types(spec, shapes, preset)
+    data = sum(_pad(t.n_bytes) for t in infos)
+    header = estimate_header_bytes(spec.n_vocab, len(infos))
+    return Model.from_parts(
+        name,
+        spec,
+        infos,
+        file_bytes=data + header,
+        file_bytes_exact=False,
+        quant=preset,
+        source=source,
+        header_bytes=header,
+        data_present=None,
+    )
+
+
+def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text file (expected JSON or YAML)") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read '{path}': {exc.strerror}") from None
+    name = path.stem if path.name != "config.json" else (path.parent.name or "config")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark is not None else ""
+            raise SpecError(f"{path}: invalid YAML{where}") from None
+        if isinstance(data, list) and len(data) == 1:
+            data = data[0]
+        if isinstance(data, dict) and isinstance(data.get("config"), dict):
+            name = str(data.get("slug") or data.get("name") or name)
+            data = data["config"]
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+    return data, name
+
+
+def load_model(
+    ref: str,
+    quant: str | None = None,
+    *,
+    no_cache: bool = False,
+    progress: bool = False,
+    keep_tokens: bool = False,
+) -> ModelLoad:
+    """Resolve `ref`: GGUF path/URL/hf:///ollama: -> header; .json/.yaml -> config; else catalogue."""
+    from tokenwalk.sources import is_source_ref, load_headers
+
+    if not ref or not ref.strip():
+        raise InputError("no model given")
+    path = Path(ref)
+    if path.suffix.lower() in (".json", ".yaml", ".yml"):
+        if not path.exists():
+            raise SourceError(f"no such file: '{ref}'")
+        config, name = _read_config_file(path)
+        return ModelLoad(model_from_config(config, name, quant, source="config"))
+    if is_source_ref(ref):
+        kwargs: dict[str, Any] = {"keep_tokens": keep_tokens}
+        try:
+            result = load_headers(ref, quant=quant, no_cache=no_cache, progress=progress, **kwargs)
+        except TypeError:
+            result = load_headers(ref, **kwargs)
+        name = _name_from_ref(ref, result.headers[0].metadata)
+        model = Model.from_headers(name, result.headers)
+        return ModelLoad(model, result.fetched_bytes, result.requests)
+    if path.is_dir():
+        cfg = path / "config.json"
+        if cfg.exists():
+            config, name = _read_config_file(cfg)
+            return ModelLoad(model_from_config(config, name, quant, source="config"))
+        raise SourceError(f"'{ref}' is a directory with no config.json or .gguf file to read")
+    if path.exists():
+        raise SpecError(
+            f"'{ref}' is neither a GGUF file nor a .json/.yaml config "
+            "(safetensors and other weight files have no header tokenwalk can read)"
+        )
+    from tokenwalk.catalog import find_model
+
+    entry = find_model(ref)
+    try:
+        return ModelLoad(model_from_config(entry.config, entry.slug, quant, source="catalogue"))
+    except TokenwalkError as exc:
+        raise type(exc)(f"catalogue model '{entry.slug}': {exc}") from None
+
+
+def _name_from_ref(ref: str, metadata: Mapping[str, Any]) -> str:
+    name = metadata.get("general.name")
+    base = ref.rstrip("/").rsplit("/", 1)[-1]
+    if isinstance(name, str) and name.strip():
+        return f"{name.strip()} ({base})" if base and len(base) < 80 else name.strip()
+    return base or ref

@@ -1,0 +1,1 @@
+"""Views of result objects: Rich tables for people. JSON is the result object itself, dumped."""

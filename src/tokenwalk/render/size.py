@@ -1,0 +1,75 @@
+"""Rich view of a `SizeReport`."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+
+from tokenwalk.costs.size import SizeReport
+from tokenwalk.render.fmt import count, human_bytes, params
+
+
+def render_size(r: SizeReport, console: Console) -> None:
+    head = Table(title=f"{r.model}  ·  {r.architecture}  ·  {r.quant}", show_header=False, box=None)
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_column(style="dim")
+    exact = "exact, from the header" if r.file_bytes_exact else "estimated from the config"
+    head.add_row("parameters", params(r.params), f"{count(r.params)}")
+    head.add_row("active per token", params(r.active_params), "weights a decoded token multiplies")
+    head.add_row("file size", human_bytes(r.file_bytes), f"{count(r.file_bytes)} bytes, {exact}")
+    head.add_row(
+        "bits per weight",
+        f"{r.bits_per_weight:.2f}",
+        f"{r.bits_per_weight_data:.2f} counting tensor data only",
+    )
+    head.add_row(
+        "read per token", human_bytes(r.bytes_per_token), "bytes a decode step reads (weights only)"
+    )
+    head.add_row("FLOPs per token", f"{r.flops_per_token / 1e9:.2f} G", "2 x active weights")
+    head.add_row(
+        "arithmetic intensity", f"{r.arithmetic_intensity:.1f} FLOP/byte", "at one token per pass"
+    )
+    lc = r.layers
+    kinds = ", ".join(
+        f"{v} {k}"
+        for k, v in (
+            ("full", lc.full),
+            ("sliding", lc.sliding),
+            ("MLA", lc.mla),
+            ("recurrent", lc.recurrent),
+            ("no-attention", lc.none),
+        )
+        if v
+    )
+    ffn = ", ".join(f"{v} {k}" for k, v in (("MoE", lc.moe), ("dense", lc.dense)) if v)
+    mtp = f" + {lc.mtp} MTP" if lc.mtp else ""
+    head.add_row("layers", f"{r.n_layers}{mtp}", f"attention: {kinds}; FFN: {ffn}")
+    head.add_row("tensors", count(r.n_tensors), "")
+    if r.data_present is False:
+        head.add_row("tensor data", "absent", "header only: sizes come from the tensor table")
+
+    by_type = Table(title="By quant type", title_justify="left")
+    for col in ("type", "tensors", "params", "bytes", "share"):
+        by_type.add_column(col, justify="left" if col == "type" else "right")
+    for s in r.by_type:
+        by_type.add_row(
+            s.type,
+            count(s.tensors),
+            params(s.params),
+            human_bytes(s.bytes),
+            f"{s.bytes / r.tensor_bytes * 100:.1f}%" if r.tensor_bytes else "",
+        )
+
+    by_role = Table(title="By role", title_justify="left")
+    for col in ("role", "tensors", "params", "bytes", "read per token"):
+        by_role.add_column(col, justify="left" if col == "role" else "right")
+    for s in r.by_role:
+        by_role.add_row(
+            s.role,
+            count(s.tensors),
+            params(s.params),
+            human_bytes(s.bytes),
+            human_bytes(s.bytes_per_token),
+        )
+    console.print(Group(head, "", by_type, "", by_role))
