@@ -47,7 +47,7 @@ def kv(
         typer.Option(
             "--ctx",
             "-c",
-            help="Context to reserve, in tokens. Default: 16,384 or the model's maximum if smaller.",
+            help="Context to reserve, in tokens. Default: 16,384 or the model maximum.",
             show_default=False,
         ),
     ] = None,

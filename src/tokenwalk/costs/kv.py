@@ -70,7 +70,7 @@ def sliding_cells(ctx: int, window: int, ubatch: int = 512, parallel: int = 1) -
 
 
 def state_bytes(model: Model, parallel: int = 1) -> int:
-    """Fixed recurrent state: sum over recurrent layers of (conv + ssm elements) x 4 bytes x streams."""
+    """Fixed recurrent state: sum of (conv + ssm elements) x 4 bytes x streams."""
     per_seq = sum(
         x.state_elems for x in model.decoding_layers if x.attention is Attention.RECURRENT
     )

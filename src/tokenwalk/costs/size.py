@@ -77,7 +77,7 @@ def bits_per_weight(n_bytes: float, params: float) -> float:
 
 
 def size_report(model: Model) -> SizeReport:
-    """Parameters, bytes, bits per weight, and what one decoded token reads (bytes) and does (FLOPs)."""
+    """Parameters, bytes, bits per weight, and what one decoded token reads and computes."""
     by_type: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     by_role: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])
     read = 0.0

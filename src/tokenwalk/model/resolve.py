@@ -26,7 +26,7 @@ class ModelLoad:
 
 
 def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
-    """Rough GGUF header size: tokenizer strings, types and merges (~37 B a token) + tensor infos."""
+    """Rough GGUF header size: tokenizer (~37 B a token) + tensor infos."""
     return n_vocab * 37 + n_tensors * 80 + 16_384
 
 
@@ -102,7 +102,7 @@ def load_model(
     progress: bool = False,
     keep_tokens: bool = False,
 ) -> ModelLoad:
-    """Resolve `ref`: GGUF path/URL/hf:///ollama: -> header; .json/.yaml -> config; else catalogue."""
+    """Resolve `ref`: GGUF path or URL -> header; .json/.yaml -> config; else catalogue."""
     from tokenwalk.sources import is_source_ref, load_headers
 
     if not ref or not ref.strip():
