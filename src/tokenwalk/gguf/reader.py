@@ -5,6 +5,12 @@ chunks, and walks the tokenizer's string arrays without keeping them. Every coun
 checked against what the source can still hold and against sane limits before anything is
 allocated; whatever is wrong raises a `GGUFError` subclass that says what and where.
 
+The rules follow llama.cpp's own loader (``ggml/src/gguf.cpp``, ``gguf_init_from_file``): a
+header llama.cpp refuses is refused here, and one it loads is read. Where llama.cpp keeps bytes
+that are not valid UTF-8 (it never decodes keys, names or strings), they are read here with
+U+FFFD in place of the bad bytes. A header whose tensor data lies beyond the end of the file is
+read (llama.cpp reads such headers with ``no_alloc``); `Header.data_present` then says False.
+
 The tables of value types and quant block sizes come from the ``gguf`` package.
 """
 
@@ -36,8 +42,26 @@ __all__ = [
 
 _MAX_DIMS = 4
 _MAX_NAME = 64  # GGML_MAX_NAME: llama.cpp refuses tensor names of 64 bytes or more
-_SUPPORTED_VERSIONS = (2, 3)
+_SUPPORTED_VERSIONS = (2, 3)  # version 2 has version 3's layout on little-endian machines
 _CHUNK = 1 << 20
+_U64_MAX = (1 << 64) - 1  # llama.cpp's SIZE_MAX on 64-bit hosts
+_I64_MAX = (1 << 63) - 1
+# ggml type ids llama.cpp has removed (their block size is 0 there, so it refuses them);
+# gguf.constants no longer lists them, so their names live here.
+_REMOVED_TYPES = {
+    4: "Q4_2",
+    5: "Q4_3",
+    31: "Q4_0_4_4",
+    32: "Q4_0_4_8",
+    33: "Q4_0_8_8",
+    36: "IQ4_NL_4_4",
+    37: "IQ4_NL_4_8",
+    38: "IQ4_NL_8_8",
+}
+# the smallest possible metadata entry (key length, 1-byte key, type, 1-byte value) and tensor
+# info (name length, empty name, n_dims = 0, type, offset)
+_MIN_KV_BYTES = 8 + 1 + 4 + 1
+_MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8
 
 # struct format and item size of each scalar value type, derived from gguf's numpy table.
 _SCALAR: dict[int, tuple[str, int]] = {
@@ -47,6 +71,7 @@ _SCALAR: dict[int, tuple[str, int]] = {
 _STRING = int(GGUFValueType.STRING)
 _ARRAY = int(GGUFValueType.ARRAY)
 _VALUE_TYPE_NAMES = {int(v): v.name for v in GGUFValueType}
+_MAX_VALUE_TYPE = max(_VALUE_TYPE_NAMES)
 
 
 class Readable(Protocol):
@@ -62,7 +87,7 @@ class Limits:
     max_kv: int = 1 << 16
     max_tensors: int = 1 << 20
     max_key_bytes: int = 1 << 16
-    max_string_bytes: int = 1 << 26  # 64 MiB: chat templates are ~100 KB
+    max_string_bytes: int = 1 << 26  # 64 MiB: chat templates are ~100 KB (llama.cpp: 1 GiB)
     max_array_items: int = 1 << 30  # llama.cpp's GGUF_MAX_ARRAY_ELEMENTS
     keep_array_items: int = 1 << 16  # numeric arrays up to this are kept as lists
     keep_string_items: int = 256  # string arrays up to this are kept as lists
@@ -131,7 +156,10 @@ class Header:
 
     @property
     def data_present(self) -> bool | None:
-        """True when the file holds all the tensor data, False when it stops short, None if unknown."""
+        """True when the file holds all the tensor data, False when it stops short.
+
+        None when the file size is unknown.
+        """
         if self.file_size is None:
             return None
         return self.file_size >= self.expected_file_size
@@ -229,21 +257,22 @@ class _Parser:
         room = self.cur.remaining()
         if room is not None and count * item_bytes > room:
             raise TruncatedError(
-                f"{what} announces {count:,} items ({count * item_bytes:,}+ bytes) at offset "
+                f"{what} announces {count:,} item{'' if count == 1 else 's'} "
+                f"({count * item_bytes:,}+ bytes) at offset "
                 f"{self.cur.offset:,}, but only {room:,} bytes remain in the file"
             )
 
-    def string(self, what: str, limit: int) -> str:
+    def raw_string(self, what: str, limit: int) -> bytes:
         at = self.cur.offset
         n = self.u64(what)
         if n > limit:
             raise GGUFError(f"{what} at offset {at:,} claims {n:,} bytes (limit {limit:,})")
         self.check_room(n, 1, what)
-        raw = self.cur.take(n, what)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise GGUFError(f"{what} at offset {at:,} is not valid UTF-8") from exc
+        return self.cur.take(n, what)
+
+    def string(self, what: str, limit: int) -> str:
+        """A length-prefixed string; bytes that are not UTF-8 become U+FFFD, as data."""
+        return self.raw_string(what, limit).decode("utf-8", "replace")
 
     # -- values -----------------------------------------------------------------------------
     def value(self, vtype: int, key: str) -> Any:
@@ -254,7 +283,8 @@ class _Parser:
         spec = _SCALAR.get(vtype)
         if spec is None:
             raise GGUFError(
-                f"key '{key}' has unknown value type {vtype} at offset {self.cur.offset - 4:,}"
+                f"key '{key}' has unknown value type {vtype} at offset {self.cur.offset - 4:,} "
+                f"(GGUF value types are 0 to {_MAX_VALUE_TYPE}): the file is damaged"
             )
         fmt, size = spec
         return self.cur.unpack(fmt, size, f"the value of '{key}'")
@@ -264,7 +294,9 @@ class _Parser:
         item_type = self.u32(f"the item type of array '{key}'")
         count = self.u64(f"the length of array '{key}'")
         if item_type == _ARRAY:
-            raise GGUFError(f"array '{key}' at offset {at:,} holds arrays, which GGUF does not allow")
+            raise GGUFError(
+                f"array '{key}' at offset {at:,} holds arrays, which GGUF does not allow"
+            )
         if count > self.lim.max_array_items:
             raise GGUFError(
                 f"array '{key}' at offset {at:,} claims {count:,} items "
@@ -284,7 +316,10 @@ class _Parser:
             return ArrayInfo("STRING", count)
         spec = _SCALAR.get(item_type)
         if spec is None:
-            raise GGUFError(f"array '{key}' at offset {at:,} has unknown item type {item_type}")
+            raise GGUFError(
+                f"array '{key}' at offset {at:,} has unknown item type {item_type} "
+                f"(GGUF value types are 0 to {_MAX_VALUE_TYPE}): the file is damaged"
+            )
         fmt, size = spec
         self.check_room(count, size, what)
         if count <= self.lim.keep_array_items:
@@ -310,59 +345,80 @@ class _Parser:
             (n,) = unpack_from("<Q", buf, pos)
             if n > limit:
                 raise GGUFError(
-                    f"item {i:,} of array '{key}' at offset {cur.base + pos:,} claims {n:,} bytes"
+                    f"item {i:,} of array '{key}' at offset {cur.base + pos:,} claims {n:,} bytes "
+                    f"(limit {limit:,})"
                 )
             stop = pos + 8 + n
             if stop > end:
                 cur.pos = pos
+                room = cur.remaining()
+                if room is not None and 8 + n > room:
+                    raise TruncatedError(
+                        f"item {i:,} of array '{key}' at offset {cur.offset:,} claims {n:,} "
+                        f"bytes, but only {room - 8:,} bytes remain in the file"
+                    )
                 cur.fill(8 + n, what)
                 buf, pos, end = cur.buf, cur.pos, len(cur.buf)
                 stop = pos + 8 + n
             if out is not None:
-                try:
-                    out.append(buf[pos + 8 : stop].decode("utf-8"))
-                except UnicodeDecodeError as exc:
-                    raise GGUFError(
-                        f"item {i:,} of array '{key}' at offset {cur.base + pos:,} is not valid UTF-8"
-                    ) from exc
+                out.append(buf[pos + 8 : stop].decode("utf-8", "replace"))
             pos = stop
             i += 1
         cur.pos = pos
         return out
 
     # -- tensors ----------------------------------------------------------------------------
-    def tensor_info(self, index: int, seen: set[str]) -> TensorInfo:
-        name = self.string(f"the name of tensor {index}", self.lim.max_key_bytes)
-        if len(name.encode()) >= _MAX_NAME:
-            raise GGUFError(f"tensor {index} name '{name[:80]}' is {len(name)} bytes (limit 63)")
-        if name in seen:
+    def tensor_info(self, index: int, seen: set[bytes]) -> TensorInfo:
+        raw = self.raw_string(f"the name of tensor {index}", self.lim.max_key_bytes)
+        name = raw.decode("utf-8", "replace")
+        if len(raw) >= _MAX_NAME:
+            raise GGUFError(
+                f"tensor {index} has a name of {len(raw)} bytes ('{name[:40]}...'); "
+                f"llama.cpp allows at most {_MAX_NAME - 1}"
+            )
+        if raw in seen:
             raise GGUFError(f"tensor name '{name}' appears twice (tensor {index})")
-        seen.add(name)
+        seen.add(raw)
         n_dims = self.u32(f"the dimension count of tensor '{name}'")
         if n_dims > _MAX_DIMS:
-            raise GGUFError(f"tensor '{name}' has {n_dims} dimensions (at most {_MAX_DIMS})")
+            raise GGUFError(
+                f"tensor '{name}' has {n_dims:,} dimensions; GGUF allows at most {_MAX_DIMS}"
+            )
         shape = tuple(self.u64(f"the shape of tensor '{name}'") for _ in range(n_dims))
         n = 1
-        for d in shape:
-            if d > 2**63 - 1:
-                raise GGUFError(f"tensor '{name}' has a negative dimension {d - 2**64}")
+        for j, d in enumerate(shape):
+            if d > _I64_MAX:
+                raise GGUFError(
+                    f"tensor '{name}' dimension {j} is negative ({d - (1 << 64):,}) as a signed "
+                    "64-bit count"
+                )
             n *= d
-        if n > 2**63 - 1:
-            raise GGUFError(f"tensor '{name}' shape {list(shape)} overflows 64 bits")
+        if n > _I64_MAX:
+            raise GGUFError(
+                f"tensor '{name}' has shape {list(shape)}, whose element count overflows 64 bits"
+            )
         type_id = self.u32(f"the type of tensor '{name}'")
+        if type_id in _REMOVED_TYPES:
+            raise UnsupportedError(
+                f"tensor '{name}' uses ggml type {_REMOVED_TYPES[type_id]} (id {type_id}), which "
+                "llama.cpp has removed; convert the model again with a current llama.cpp"
+            )
         try:
             qtype = GGMLQuantizationType(type_id)
             block, type_bytes = GGML_QUANT_SIZES[qtype]
         except (ValueError, KeyError):
             raise UnsupportedError(
-                f"tensor '{name}' uses ggml type id {type_id}, which this version does not know "
-                "(a newer llama.cpp quant type?)"
+                f"tensor '{name}' uses ggml type id {type_id}, which this version of tokenwalk "
+                "does not know (a newer llama.cpp quant type? upgrade tokenwalk and the gguf "
+                "package)"
             ) from None
         if shape and shape[0] % block != 0:
             raise GGUFError(
-                f"tensor '{name}' of type {qtype.name} has rows of {shape[0]} elements, "
+                f"tensor '{name}' of type {qtype.name} has rows of {shape[0]:,} elements, "
                 f"not a multiple of its block size {block}"
             )
+        if n // block * type_bytes > _U64_MAX:
+            raise GGUFError(f"tensor '{name}' with shape {list(shape)} needs more than 2^64 bytes")
         offset = self.u64(f"the offset of tensor '{name}'")
         return TensorInfo(name, shape or (1,), type_id, offset)
 
@@ -376,7 +432,8 @@ def read_header(
 ) -> Header:
     """Parse a GGUF header from `src`. `file_size`, when known, bounds every count.
 
-    Raises `GGUFError` (or `TruncatedError`, `UnsupportedError`) naming what is wrong and where.
+    Raises `GGUFError` (or `TruncatedError`, `UnsupportedError`) naming what is wrong and where;
+    never anything else for any input bytes.
     """
     lim = limits or Limits()
     cur = _Cursor(src, file_size)
@@ -391,44 +448,47 @@ def read_header(
         raise GGUFError(f"not a GGUF file (it starts with {magic!r}{_sniff(cur.buf[:16])})")
     cur.pos = 4
     version = p.u32("the version")
-    if version == 1:
-        raise UnsupportedError("GGUF version 1 is no longer read by llama.cpp or tokenwalk")
-    if version not in _SUPPORTED_VERSIONS:
-        raise UnsupportedError(
-            f"GGUF version {version} is not supported (tokenwalk reads versions 2 and 3)"
-        )
+    _check_version(version)
     n_tensors = p.u64("the tensor count")
     n_kv = p.u64("the metadata key count")
     if n_kv > lim.max_kv:
         raise GGUFError(f"the header claims {n_kv:,} metadata keys (limit {lim.max_kv:,})")
     if n_tensors > lim.max_tensors:
         raise GGUFError(f"the header claims {n_tensors:,} tensors (limit {lim.max_tensors:,})")
-    # each key needs at least 8 (length) + 1 + 4 (type) + 1 bytes, each tensor info 8+1+4+4+8
-    p.check_room(n_kv, 14, "the metadata key count")
-    p.check_room(n_tensors, 25, "the tensor count")
+    p.check_room(n_kv, _MIN_KV_BYTES, "the metadata key count")
+    p.check_room(n_tensors, _MIN_TENSOR_INFO_BYTES, "the tensor count")
+    p.check_room(n_kv * _MIN_KV_BYTES + n_tensors * _MIN_TENSOR_INFO_BYTES, 1, "the header")
 
     metadata: dict[str, Any] = {}
+    seen_keys: set[bytes] = set()
+    alignment_type: int | None = None
     for i in range(n_kv):
         at = cur.offset
-        key = p.string(f"metadata key {i}", lim.max_key_bytes)
-        if not key:
+        raw = p.raw_string(f"metadata key {i}", lim.max_key_bytes)
+        if not raw:
             raise GGUFError(f"metadata key {i} at offset {at:,} is empty")
-        if key in metadata:
+        key = raw.decode("utf-8", "replace")
+        if raw in seen_keys or key in metadata:
             raise GGUFError(f"metadata key '{key}' appears twice (offset {at:,})")
+        seen_keys.add(raw)
         vtype = p.u32(f"the type of '{key}'")
+        if key == "general.alignment":
+            alignment_type = vtype
         metadata[key] = p.value(vtype, key)
 
-    alignment = metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT)
-    if "general.alignment" in metadata and (
-        isinstance(alignment, (bool, ArrayInfo, list, str, float))
-        or not isinstance(alignment, int)
-    ):
-        raise GGUFError("general.alignment must be an unsigned 32-bit integer")
-    if alignment <= 0 or alignment & (alignment - 1):
-        raise GGUFError(f"general.alignment {alignment} is not a power of two")
+    alignment = GGUF_DEFAULT_ALIGNMENT
+    if alignment_type is not None:
+        if alignment_type != int(GGUFValueType.UINT32):
+            raise GGUFError(
+                "general.alignment must be a UINT32, not "
+                f"{_VALUE_TYPE_NAMES.get(alignment_type, alignment_type)} (llama.cpp refuses it)"
+            )
+        alignment = metadata["general.alignment"]
+        if alignment == 0 or alignment & (alignment - 1):
+            raise GGUFError(f"general.alignment is {alignment}, which is not a power of two")
 
     tensors: list[TensorInfo] = []
-    seen: set[str] = set()
+    seen: set[bytes] = set()
     for i in range(n_tensors):
         tensors.append(p.tensor_info(i, seen))
 
@@ -436,11 +496,17 @@ def read_header(
     expected = 0
     for t in tensors:
         if t.offset != expected:
+            how = "overlaps the tensor before it" if t.offset < expected else "leaves a gap"
+            if t.offset % alignment:
+                how = f"is not a multiple of the alignment {alignment}"
             raise GGUFError(
-                f"tensor '{t.name}' has data offset {t.offset:,}, expected {expected:,} "
-                "(tensors must follow each other, aligned, in table order)"
+                f"tensor '{t.name}' has data offset {t.offset:,}, which {how}; llama.cpp expects "
+                f"{expected:,} (tensor data must follow the table order, each tensor padded to "
+                f"{alignment} bytes)"
             )
         expected += _pad(t.n_bytes, alignment)
+        if expected > _U64_MAX:
+            raise GGUFError(f"the tensor data would end beyond 2^64 bytes (at tensor '{t.name}')")
 
     return Header(
         version=version,
@@ -450,6 +516,28 @@ def read_header(
         data_offset=data_offset,
         file_size=file_size,
         tokens=p.tokens,
+    )
+
+
+def _check_version(version: int) -> None:
+    """Refuse the versions llama.cpp refuses, with its reasons."""
+    if version in _SUPPORTED_VERSIONS:
+        return
+    if version == 0:
+        raise UnsupportedError("GGUF version 0 does not exist; the file is damaged")
+    if version & 0xFFFF == 0:
+        raise UnsupportedError(
+            f"GGUF version {version:#x} is impossibly large: the file is big-endian (made for "
+            "s390x or similar); use a little-endian conversion of the model"
+        )
+    if version == 1:
+        raise UnsupportedError(
+            "GGUF version 1 is no longer read by llama.cpp or tokenwalk; convert the model again "
+            "with a current llama.cpp"
+        )
+    raise UnsupportedError(
+        f"GGUF version {version} is not supported (tokenwalk reads versions 2 and 3); "
+        "a newer tokenwalk may read it"
     )
 
 
