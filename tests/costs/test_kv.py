@@ -1,0 +1,82 @@
+"""KV cache sizes against llama.cpp's own allocation (llama-fit-params -v on the real files)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenwalk.costs.kv import (
+    context_cells,
+    kv_bytes,
+    kv_element_bytes,
+    kv_report,
+    sliding_cells,
+)
+from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.model.resolve import load_model
+
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def gemma3(gemma3_path):
+    return load_model(str(gemma3_path)).model
+
+
+@pytest.fixture(scope="module")
+def qwen2(qwen2_path):
+    return load_model(str(qwen2_path)).model
+
+
+def test_element_bytes_come_from_ggml_block_sizes():
+    assert kv_element_bytes("f16") == 2
+    assert kv_element_bytes("q8_0") == 34 / 32
+    assert kv_element_bytes("q4_0") == 18 / 32
+    with pytest.raises(UnknownNameError, match="q8_0"):
+        kv_element_bytes("q7")
+
+
+def test_cells_follow_llama_cpp_padding():
+    assert context_cells(16384) == 16384
+    assert context_cells(10000, 3) == 3584  # pad256(pad256(10000) / 3)
+    assert sliding_cells(16384, 1024) == 1536  # window + ubatch
+    assert sliding_cells(16384, 512) == 1024
+    assert sliding_cells(300, 1024) == 512  # never more than the context holds
+    assert sliding_cells(16384, 128) == 768  # gpt-oss
+
+
+def test_gemma3_matches_llama_fit_params(gemma3):
+    # llama-fit-params -v -c 16384: non-SWA 48.00 MiB (3 layers), SWA 15.00 MiB (15 layers)
+    r = kv_report(gemma3, 16384)
+    kinds = {k.kind: k for k in r.kinds}
+    assert kinds["full"].layers == 3 and kinds["full"].bytes == 48 * MiB
+    assert kinds["sliding"].layers == 15 and kinds["sliding"].cells == 1024
+    assert kinds["sliding"].bytes == 15 * MiB
+    assert kinds["sliding"].window_cells_naive == 512
+    # -c 3000 -np 2: 9.00 MiB full (1536 cells/stream), 30.00 MiB SWA (1024 cells/stream)
+    assert kv_bytes(gemma3, 3000, parallel=2) == (9 + 30) * MiB
+
+
+def test_qwen2_matches_llama_fit_params(qwen2):
+    assert kv_bytes(qwen2, 32768) == 1792 * MiB
+    assert kv_bytes(qwen2, 8192, "q8_0") == 238 * MiB
+    assert kv_bytes(qwen2, 10000, parallel=3) == 588 * MiB
+    r = kv_report(qwen2, 4096)
+    assert r.bytes_per_token == 28 * 2 * 4 * 128 * 2  # 57,344 B
+    assert r.state_bytes == 0
+
+
+def test_more_context_never_less_kv(gemma3):
+    sizes = [kv_bytes(gemma3, c) for c in (1, 100, 1000, 5000, 20000, 32768)]
+    assert sizes == sorted(sizes)
+
+
+def test_bad_numbers_are_input_errors(qwen2):
+    with pytest.raises(InputError):
+        kv_report(qwen2, 0)
+    with pytest.raises(InputError):
+        kv_report(qwen2, 4096, parallel=0)
+
+
+def test_beyond_max_context_warns(qwen2):
+    r = kv_report(qwen2, 200_000)
+    assert any("beyond the model's trained maximum" in w for w in r.warnings)
