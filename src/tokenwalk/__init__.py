@@ -50,7 +50,17 @@ __all__ = [
     "UnknownArchitectureError",
     "UnknownNameError",
     "UnsupportedError",
-    *_LAZY,
+    "read_header",
+    "Header",
+    "TensorInfo",
+    "Model",
+    "Role",
+    "ArchSpec",
+    "load_model",
+    "model_from_config",
+    "size_report",
+    "kv_report",
+    "budget_report",
 ]
 
 if TYPE_CHECKING:
