@@ -32,6 +32,7 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "granitehybrid",
     "lfm2",
     "phi3",
+    "phi2",
 )
 
 
@@ -87,6 +88,8 @@ class ArchSpec:
     # misc
     tied_embeddings: bool = False
     shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
+    rope_freqs: bool = False  # a rope_freqs.weight tensor of n_rot/2 factors (Llama 3 rope scaling)
+    expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3)
 
     @property
     def n_layer(self) -> int:
@@ -153,7 +156,9 @@ class _Meta:
             raise MetadataError(f"metadata key '{self.key(name)}' should be a number")
         return float(v)
 
-    def per_layer(self, name: str, default: int | None = None, *, minimum: int = 0) -> tuple[int, ...]:
+    def per_layer(
+        self, name: str, default: int | None = None, *, minimum: int = 0
+    ) -> tuple[int, ...]:
         """A key that is either one integer or one integer per layer."""
         assert self.n_layer is not None
         k = self.key(name)
@@ -184,7 +189,9 @@ class _Meta:
         v = self.md[k]
         if isinstance(v, list) and all(type(x) in (bool, int) for x in v):
             if len(v) < self.n_layer:
-                raise MetadataError(f"metadata key '{k}' has {len(v)} entries for {self.n_layer} layers")
+                raise MetadataError(
+                    f"metadata key '{k}' has {len(v)} entries for {self.n_layer} layers"
+                )
             return tuple(bool(x) for x in v[: self.n_layer])
         raise MetadataError(f"metadata key '{k}' should be a boolean array")
 
@@ -236,7 +243,8 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
     head_k = m.int("attention.key_length", head_default, minimum=1)
     head_v = m.int("attention.value_length", head_k, minimum=1)
     n_ff = m.per_layer("feed_forward_length", default=0)
-    n_vocab = _vocab_size(md, arch) or n_vocab_from_tensors
+    # the embedding table is the truth; a header cut for tests may shorten the token list
+    n_vocab = n_vocab_from_tensors or _vocab_size(md, arch)
     kw: dict[str, Any] = {}
 
     n_expert = m.int("expert_count", 0)
@@ -256,6 +264,12 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
             )
         if kw["n_expert_shared"] == 0 and kw["n_ff_shexp"] > 0:
             kw["n_expert_shared"] = 1
+        # llama (Mixtral) and granitehybrid give the expert width as feed_forward_length; layers
+        # past the dense lead are MoE whatever feed_forward_length says (qwen3next writes one too)
+        if kw["n_ff_exp"] == 0:
+            kw["n_ff_exp"] = max(n_ff)
+        lead = kw["n_layer_dense_lead"]
+        n_ff = tuple(f if il < lead else 0 for il, f in enumerate(n_ff))
 
     n_nextn = m.int("nextn_predict_layers", 0)
     if n_nextn >= n_layer_all:
@@ -301,10 +315,8 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
             kw.update(_ssm_keys(m))
     if is_recurrent:
         # the MTP blocks of hybrids are full attention
-        is_recurrent = tuple(
-            r and il < n_layer_all - n_nextn for il, r in enumerate(is_recurrent)
-        )
-        n_head_kv = tuple(0 if r else h for h, r in zip(n_head_kv, is_recurrent))
+        is_recurrent = tuple(r and il < n_layer_all - n_nextn for il, r in enumerate(is_recurrent))
+        n_head_kv = tuple(0 if r else h for h, r in zip(n_head_kv, is_recurrent, strict=True))
         kw["is_recurrent"] = is_recurrent
 
     if arch == "deepseek2":
@@ -316,6 +328,8 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         # newer files store the MLA head sizes separately; key_length then is the latent width
         kw["head_k_mla"] = m.int("attention.key_length_mla", head_k)
         kw["head_v_mla"] = m.int("attention.value_length_mla", head_v)
+        # gating func 2 (sigmoid) comes with e_score_correction_bias -> exp_probs_b
+        kw["expert_probs_bias"] = n_expert > 0 and m.int("expert_gating_func", 0) == 2
 
     if arch == "gemma4":
         kw["shared_kv_layers"] = m.int("attention.shared_kv_layers", 0)
