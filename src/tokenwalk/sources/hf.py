@@ -1,0 +1,207 @@
+"""Resolve ``hf://org/repo[/file.gguf]`` to download URLs on the Hugging Face Hub.
+
+``huggingface_hub`` (the ``tokenwalk[hf]`` extra) supplies what users expect from the Hub: the
+token (``HF_TOKEN`` or the saved login), the endpoint (``HF_ENDPOINT``), the repository listing
+and the URL layout. The bytes themselves go through tokenwalk's range reader, with the token
+sent only to the Hub's own host, never to the CDN it redirects to.
+
+Forms: ``hf://org/repo/path/file.gguf``, ``hf://org/repo`` with a quant (``Q4_K_M``) picking
+the file whose name carries it, ``hf://org/repo:Q4_K_M``, and ``@revision`` after the repo.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tokenwalk.errors import SourceError
+from tokenwalk.sources import cache
+from tokenwalk.sources.split import shard_names, split_key
+
+__all__ = ["HfFile", "HfRef", "auth_hint", "parse_hf_ref", "pick_files", "resolve_hf"]
+
+_INSTALL = "reading hf:// references needs huggingface_hub: pip install 'tokenwalk[hf]'"
+_LOGIN = "set HF_TOKEN or run `hf auth login` (`huggingface-cli login`)"
+_REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class HfRef:
+    """A parsed ``hf://`` reference."""
+
+    repo_id: str
+    filename: str | None
+    revision: str
+    quant: str | None
+
+
+@dataclass(frozen=True)
+class HfFile:
+    """One file to read: its URL and the headers that authenticate it on the Hub's host."""
+
+    url: str
+    filename: str
+    auth_headers: dict[str, str]
+
+
+def _hub():  # noqa: ANN202
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise SourceError(_INSTALL) from None
+    return huggingface_hub
+
+
+def endpoint() -> str:
+    """The Hub endpoint: ``$HF_ENDPOINT`` at call time, else huggingface_hub's default."""
+    env = os.environ.get("HF_ENDPOINT")
+    if env:
+        return env.rstrip("/")
+    return _hub().constants.ENDPOINT.rstrip("/")
+
+
+def parse_hf_ref(ref: str, quant: str | None = None) -> HfRef:
+    """Split ``hf://org/repo[@rev][:QUANT][/path/file.gguf]`` into its parts."""
+    body = ref.removeprefix("hf://").strip("/")
+    parts = body.split("/")
+    if len(parts) < 2 or not parts[0] or not parts[1]:
+        raise SourceError(f"'{ref}' is not hf://org/repo or hf://org/repo/file.gguf")
+    repo, rest = parts[1], parts[2:]
+    if ":" in repo:
+        repo, _, ref_quant = repo.partition(":")
+        if quant and ref_quant and quant.lower() != ref_quant.lower():
+            raise SourceError(f"'{ref}' names quant {ref_quant} but --quant says {quant}")
+        quant = quant or ref_quant or None
+    revision = "main"
+    if "@" in repo:
+        repo, _, revision = repo.partition("@")
+    repo_id = f"{parts[0]}/{repo}"
+    if not _REPO.match(repo_id) or not revision:
+        raise SourceError(f"'{ref}' does not name a repository as org/repo")
+    filename = "/".join(rest) or None
+    if filename is not None and not filename.lower().endswith(".gguf"):
+        raise SourceError(f"'{ref}' names '{filename}', which is not a .gguf file")
+    return HfRef(repo_id=repo_id, filename=filename, revision=revision, quant=quant)
+
+
+def auth_hint(repo_id: str) -> Callable[[int, str], str]:
+    """The message of a 401/403 answer for a file of `repo_id`."""
+
+    def hint(status: int, url: str) -> str:
+        have = "your token was refused" if _token() else "no token was sent"
+        return (
+            f"access to hf://{repo_id} refused (HTTP {status}; {have}): the repository is gated "
+            f"or private; accept its terms on the Hub if gated, then {_LOGIN}"
+        )
+
+    return hint
+
+
+def _token() -> str | None:
+    hub = _hub()
+    try:
+        return hub.get_token()
+    except Exception:  # noqa: BLE001 - a broken token file must not stop a public download
+        return None
+
+
+def _quant_pattern(quant: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9_])", re.I)
+
+
+def _groups(files: list[str]) -> list[list[str]]:
+    """GGUF files of a listing as loadable units: a single file, or a whole split set."""
+    singles: list[list[str]] = []
+    sets: dict[tuple[str, int], list[str]] = {}
+    for f in sorted(files):
+        if not f.lower().endswith(".gguf") or os.path.basename(f).lower().startswith("mmproj"):
+            continue
+        key = split_key(f)
+        if key is None:
+            singles.append([f])
+        else:
+            sets.setdefault(key, []).append(f)
+    return singles + [sorted(v) for v in sets.values()]
+
+
+def _show(group: list[str]) -> str:
+    if len(group) == 1:
+        return group[0]
+    return f"{group[0]} (+{len(group) - 1} more shards)"
+
+
+def pick_files(files: list[str], repo_id: str, quant: str | None) -> list[str]:
+    """The file (or split set) of `repo_id` to read: the one whose name carries `quant`."""
+    groups = _groups(files)
+    if not groups:
+        raise SourceError(f"hf://{repo_id} has no GGUF files")
+    if quant:
+        pat = _quant_pattern(quant)
+        chosen = [g for g in groups if pat.search(g[0])]
+        if not chosen:
+            avail = ", ".join(_show(g) for g in groups[:40])
+            raise SourceError(f"no {quant} GGUF file in hf://{repo_id} (available: {avail})")
+    else:
+        chosen = groups
+    if len(chosen) > 1:
+        names = ", ".join(_show(g) for g in chosen[:40])
+        what = f"{quant} files" if quant else "GGUF files; pick one with --quant"
+        raise SourceError(f"hf://{repo_id} has several {what}: {names}")
+    return chosen[0]
+
+
+def _list_files(ref: HfRef, token: str | None, base: str) -> list[str]:
+    hub = _hub()
+    name = f"{base}/{ref.repo_id}@{ref.revision}"
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    if offline:
+        cached = cache.load_json("hf-listing", name)
+        if cached is not None:
+            return list(cached)
+        raise SourceError(f"HF_HUB_OFFLINE is set and hf://{ref.repo_id} was never listed")
+    try:
+        api = hub.HfApi(endpoint=base)
+        files = api.list_repo_files(ref.repo_id, revision=ref.revision, token=token or False)
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many kinds; map them here
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        kind = type(exc).__name__
+        if kind == "GatedRepoError" or status in (401, 403):
+            raise SourceError(auth_hint(ref.repo_id)(status or 403, base)) from None
+        if kind == "RevisionNotFoundError":
+            raise SourceError(
+                f"revision '{ref.revision}' not found in hf://{ref.repo_id}"
+            ) from None
+        if kind == "RepositoryNotFoundError" or status == 404:
+            raise SourceError(
+                f"repository hf://{ref.repo_id} not found on {base} (if it is private, {_LOGIN})"
+            ) from None
+        cached = cache.load_json("hf-listing", name)
+        if cached is not None:  # offline: the last listing we saw
+            return list(cached)
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else kind
+        raise SourceError(f"cannot list hf://{ref.repo_id} on {base}: {line}") from None
+    cache.store_json("hf-listing", name, files)
+    return files
+
+
+def resolve_hf(ref: str, quant: str | None = None) -> list[HfFile]:
+    """The file(s) an ``hf://`` reference names, with URLs and auth headers, in shard order."""
+    hub = _hub()
+    parsed = parse_hf_ref(ref, quant)
+    base = endpoint()
+    token = _token()
+    if parsed.filename is not None:
+        filenames = shard_names(parsed.filename) or [parsed.filename]
+    else:
+        filenames = pick_files(_list_files(parsed, token, base), parsed.repo_id, parsed.quant)
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    return [
+        HfFile(
+            url=hub.hf_hub_url(parsed.repo_id, f, revision=parsed.revision, endpoint=base),
+            filename=f,
+            auth_headers=auth,
+        )
+        for f in filenames
+    ]

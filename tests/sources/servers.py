@@ -1,0 +1,179 @@
+"""Real HTTP servers on 127.0.0.1 for source tests, each misbehaving in one chosen way.
+
+A `Site` serves files from a dict of path -> local file (or bytes), honouring ``Range`` unless
+told otherwise, and records every request (path, Range, Authorization, bytes sent) so tests can
+check what was asked and what went over the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from tokenwalk.sources import HttpOptions
+
+# Small timings so failure tests take milliseconds; retries still happen.
+FAST = HttpOptions(timeout_s=2.0, retries=2, backoff_s=0.01)
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
+
+
+@dataclass
+class Seen:
+    path: str
+    range: str | None
+    auth: str | None
+    host: str | None
+    status: int = 0
+    sent: int = 0
+    start: int = 0
+
+
+@dataclass
+class Behaviour:
+    ignore_range: bool = False
+    status: int | None = None  # answer every file request with this status
+    redirect_to: str | None = None  # base URL to redirect file requests to (302)
+    delay_s: float = 0.0  # wait before answering
+    drop_after: int | None = None  # close the connection after sending this many body bytes
+    drop_times: int = 0  # ... for this many requests, then behave (a huge number: always)
+    error_5xx_times: int = 0  # answer 503 this many times first
+    json_routes: dict[str, Any] = field(default_factory=dict)  # exact path -> JSON body
+
+
+class Site:
+    """A ThreadingHTTPServer in a thread; `url(path)` gives the address of a served path."""
+
+    def __init__(self, files: dict[str, Path | bytes] | None = None, host: str = "127.0.0.1"):
+        self.files = dict(files or {})
+        self.behaviour = Behaviour()
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        self.host_name = host
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                site._handle(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *a: None  # a client hanging up is what we test
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.host_name}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def file_requests(self) -> list[Seen]:
+        return [s for s in self.seen if s.path in self.files]
+
+    # -- serving ----------------------------------------------------------------------------
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        b = self.behaviour
+        path = h.path.split("?", 1)[0]
+        seen = Seen(path, h.headers.get("Range"), h.headers.get("Authorization"), h.headers["Host"])
+        with self.lock:
+            self.seen.append(seen)
+            n_file = len(self.file_requests())
+        if b.delay_s:
+            time.sleep(b.delay_s)
+        if path in b.json_routes:
+            body = json.dumps(b.json_routes[path]).encode()
+            self._reply(h, seen, 200, body, {"Content-Type": "application/json"})
+            return
+        if path not in self.files:
+            self._reply(h, seen, 404, b"not found")
+            return
+        if b.status is not None:
+            self._reply(h, seen, b.status, b"refused")
+            return
+        if b.redirect_to is not None:
+            self._reply(h, seen, 302, b"", {"Location": b.redirect_to + h.path})
+            return
+        if n_file <= b.error_5xx_times:
+            self._reply(h, seen, 503, b"busy")
+            return
+        src = self.files[path]
+        data = src if isinstance(src, bytes) else None
+        size = len(data) if data is not None else Path(src).stat().st_size
+        start, end, status = 0, size - 1, 200
+        m = _RANGE.fullmatch(seen.range or "")
+        if m and not b.ignore_range:
+            start = int(m.group(1))
+            end = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+            if start >= size:
+                self._reply(h, seen, 416, b"", {"Content-Range": f"bytes */{size}"})
+                return
+            status = 206
+        seen.status, seen.start = status, start
+        h.send_response(status)
+        h.send_header("Content-Length", str(end - start + 1))
+        h.send_header("ETag", f'"etag-{size}"')
+        h.send_header("Accept-Ranges", "none" if b.ignore_range else "bytes")
+        if status == 206:
+            h.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        h.end_headers()
+        drop = b.drop_after if n_file <= b.drop_times else None
+        try:
+            fh = open(src, "rb") if data is None else None
+            if fh is not None:
+                fh.seek(start)
+            pos = start
+            while pos <= end:
+                n = min(1 << 16, end + 1 - pos)
+                if drop is not None:
+                    n = min(n, drop - seen.sent)
+                    if n <= 0:
+                        h.wfile.flush()
+                        h.close_connection = True
+                        h.connection.shutdown(2)
+                        return
+                chunk = fh.read(n) if fh is not None else data[pos : pos + n]
+                h.wfile.write(chunk)
+                seen.sent += len(chunk)
+                pos += len(chunk)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            h.close_connection = True
+        finally:
+            if data is None and fh is not None:
+                fh.close()
+
+    def _reply(
+        self,
+        h: BaseHTTPRequestHandler,
+        seen: Seen,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        seen.status = status
+        h.send_response(status)
+        for k, v in (headers or {}).items():
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        try:
+            h.wfile.write(body)
+        except OSError:
+            h.close_connection = True
