@@ -36,6 +36,10 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
 )
 
 
+# Architectures whose MoE layers also run a dense FFN beside the experts.
+DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
+
+
 def check_architecture(arch: str) -> None:
     if arch not in SUPPORTED_ARCHITECTURES:
         raise UnknownArchitectureError(
@@ -107,8 +111,10 @@ class ArchSpec:
         return bool(self.is_recurrent) and self.is_recurrent[il]
 
     def moe(self, il: int) -> bool:
-        """True where layer `il` has routed experts."""
-        return self.n_expert > 0 and il >= self.n_layer_dense_lead and self.n_ff[il] == 0
+        """True where layer `il` has routed experts (gemma4 layers have a dense FFN beside them)."""
+        if self.n_expert == 0 or il < self.n_layer_dense_lead:
+            return False
+        return self.n_ff[il] == 0 or self.arch in DENSE_AND_MOE_ARCHITECTURES
 
     def head_k_at(self, il: int) -> int:
         return self.head_k_swa if self.swa(il) and self.head_k_swa else self.head_k
@@ -269,7 +275,8 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         if kw["n_ff_exp"] == 0:
             kw["n_ff_exp"] = max(n_ff)
         lead = kw["n_layer_dense_lead"]
-        n_ff = tuple(f if il < lead else 0 for il, f in enumerate(n_ff))
+        if arch not in DENSE_AND_MOE_ARCHITECTURES:
+            n_ff = tuple(f if il < lead else 0 for il, f in enumerate(n_ff))
 
     n_nextn = m.int("nextn_predict_layers", 0)
     if n_nextn >= n_layer_all:
