@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 WIDTH = "100"
 BLOCK = re.compile(
-    r"(?P<head><!-- run: (?P<cmd>.+?) -->\n)```(?P<lang>\w*)\n(?P<body>.*?)```\n(?P<tail><!-- end -->)",
+    r"(?P<head><!-- run: (?P<cmd>.+?) -->\n)"
+    r"```(?P<lang>\w*)\n(?P<body>.*?)```\n"
+    r"(?P<tail><!-- end -->)",
     re.S,
 )
 
