@@ -1,0 +1,323 @@
+"""The catalogues: models, machines and published benchmarks, as validated YAML.
+
+Three files ship with the package (`data/models.yaml`, `data/machines.yaml`,
+`data/benchmarks.yaml`; `tokenwalk/data` inside a wheel). Each entry is checked by a pydantic
+model on load, so a typo in a data file is a `SpecError` that names the file, the entry and the
+key, never a wrong number later. Users can add machines of their own in YAML files with the
+same schema; an entry whose slug is already known changes only the fields it gives.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
+
+from tokenwalk.errors import SpecError, UnknownNameError
+
+__all__ = [
+    "MachineKind",
+    "Backend",
+    "ModelEntry",
+    "MachineEntry",
+    "BenchmarkEntry",
+    "MACHINE_KINDS",
+    "BACKENDS",
+    "data_path",
+    "load_models",
+    "load_machines",
+    "load_benchmarks",
+    "find_model",
+    "find_machine",
+]
+
+MachineKind = Literal["igpu", "apple", "gpu", "datacenter", "cpu", "sbc"]
+Backend = Literal["metal", "cuda", "rocm", "vulkan", "cpu", "sycl", "opencl"]
+MACHINE_KINDS: tuple[str, ...] = ("igpu", "apple", "gpu", "datacenter", "cpu", "sbc")
+BACKENDS: tuple[str, ...] = ("metal", "cuda", "rocm", "vulkan", "cpu", "sycl", "opencl")
+
+_MODELS_FILE = "models.yaml"
+_MACHINES_FILE = "machines.yaml"
+_BENCHMARKS_FILE = "benchmarks.yaml"
+
+
+class _Entry(BaseModel):
+    """Common strictness: unknown keys are errors, every entry says where it comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(min_length=1)
+    notes: str | None = None
+
+
+class ModelEntry(_Entry):
+    """A model architecture: a Hugging Face `config.json` (the `config` mapping, kept as the
+    file has it) plus the catalogue's name, aliases and provenance."""
+
+    slug: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    aliases: tuple[str, ...] = ()
+    params_b: PositiveFloat | None = None  # as stated by the card or the name; a check only
+    active_params_b: PositiveFloat | None = None
+    config: dict[str, Any]
+
+    @model_validator(mode="after")
+    def _config_has_model_type(self) -> ModelEntry:
+        if not isinstance(self.config.get("model_type"), str):
+            raise ValueError("config needs a 'model_type' string, as in config.json")
+        return self
+
+
+class MachineEntry(_Entry):
+    """A machine: capacity, peak bandwidth and dense FP16 rate, in decimal units.
+
+    `fp16_tflops` is the rate llama.cpp's kernels can use (tensor/matrix units where it uses
+    them; `fp16_kind` says which). Unknown figures are None. `fit` holds efficiencies fitted by
+    calibration (numbers, plus an optional `source` text); the timing model defines its keys.
+    """
+
+    slug: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    aliases: tuple[str, ...] = ()
+    kind: MachineKind
+    backend: Backend
+    memory_gb: PositiveFloat | None = None
+    bandwidth_gbs: PositiveFloat | None = None
+    fp16_tflops: PositiveFloat | None = None
+    fp16_kind: Literal["matrix", "vector"] | None = None
+    fp16_vector_tflops: PositiveFloat | None = None
+    disk_read_gbs: PositiveFloat | None = None
+    cpu_bandwidth_gbs: PositiveFloat | None = None
+    benchmark_names: tuple[str, ...] = ()
+    fit: dict[str, float | str] | None = None
+
+    @model_validator(mode="after")
+    def _fp16_kind_given(self) -> MachineEntry:
+        if self.fp16_tflops is not None and self.fp16_kind is None:
+            raise ValueError("fp16_kind (matrix or vector) is required with fp16_tflops")
+        return self
+
+
+class BenchmarkEntry(_Entry):
+    """One published speed measurement, tied to a catalogue machine and model.
+
+    `test` keeps the source's label; `phase`, `n_tokens` and `standard` are its normalised
+    reading (`standard`: a llama-bench pp512 / pp2048 / tg128 / tg512 run).
+    """
+
+    machine: str = Field(min_length=1)
+    device: str = Field(min_length=1)  # the device as the source names it
+    backend: Backend
+    engine: Literal["llama.cpp", "ollama", "vllm"] = "llama.cpp"
+    model: str = Field(min_length=1)
+    params_b: PositiveFloat | None = None
+    quant: str = Field(min_length=1)
+    model_file_gb: PositiveFloat | None = None
+    test: str = Field(min_length=1)
+    phase: Literal["decode", "prefill"]
+    n_tokens: int | None = Field(default=None, gt=0)
+    standard: bool
+    tok_s: PositiveFloat
+
+
+_E = TypeVar("_E", bound=BaseModel)
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def data_path(name: str) -> Path:
+    """Path of a shipped data file: package data in a wheel, `data/` in a source checkout."""
+    packaged = resources.files("tokenwalk").joinpath("data").joinpath(name)
+    if packaged.is_file():
+        return Path(str(packaged))
+    source_tree = Path(__file__).resolve().parents[2] / "data" / name
+    if source_tree.is_file():
+        return source_tree
+    raise SpecError(
+        f"catalogue file '{name}' not found (looked in the package data and {source_tree})"
+    )
+
+
+def _read_list(path: Path) -> list[Any]:
+    """The YAML list in `path`; any other shape or a syntax error is a `SpecError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"{path}:{where}: not valid YAML ({problem})") from None
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise SpecError(f"{path}: expected a YAML list of entries, got {_kind(raw)}")
+    return raw
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "a mapping", list: "a list", str: "a string"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _entry_label(raw: Any, index: int) -> str:
+    if isinstance(raw, Mapping) and isinstance(raw.get("slug"), str):
+        return f"entry '{raw['slug']}'"
+    return f"entry {index + 1}"
+
+
+def _spec_error(path: Path, label: str, exc: ValidationError) -> SpecError:
+    """One line naming the file, the entry, the key and what was expected."""
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required key is missing"
+    given = err.get("input")
+    shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {given!r})"
+    more = len(exc.errors()) - 1
+    tail = f"; and {more} more error{'s' if more > 1 else ''}" if more else ""
+    if len(shown) > 60:
+        shown = shown[:57] + "...)"
+    if not key:  # a check across keys; its message names them
+        return SpecError(f"{path}: {label}: {msg}{tail}")
+    return SpecError(f"{path}: {label}, key '{key}': {msg}{shown}{tail}")
+
+
+def _validate(cls: type[_E], raw: Any, path: Path, index: int) -> _E:
+    label = _entry_label(raw, index)
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{path}: {label}: expected a mapping of keys, got {_kind(raw)}")
+    try:
+        return cls.model_validate(raw)
+    except ValidationError as exc:
+        raise _spec_error(path, label, exc) from None
+
+
+def _load(cls: type[_E], path: Path) -> tuple[_E, ...]:
+    return tuple(_validate(cls, raw, path, i) for i, raw in enumerate(_read_list(path)))
+
+
+def _check_unique(entries: Iterable[ModelEntry | MachineEntry], path: Path) -> None:
+    """Slugs and aliases name one entry each, whatever their case."""
+    seen: dict[str, str] = {}
+    for e in entries:
+        for key in dict.fromkeys(n.lower() for n in (e.slug, *e.aliases)):
+            if key in seen:
+                raise SpecError(
+                    f"{path}: entry '{e.slug}': name '{key}' is already used by '{seen[key]}'"
+                )
+            seen[key] = e.slug
+
+
+# -- loaders ----------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def load_models() -> tuple[ModelEntry, ...]:
+    """Every model of the shipped catalogue, validated."""
+    path = data_path(_MODELS_FILE)
+    entries = _load(ModelEntry, path)
+    _check_unique(entries, path)
+    return entries
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue_machines() -> tuple[MachineEntry, ...]:
+    path = data_path(_MACHINES_FILE)
+    entries = _load(MachineEntry, path)
+    _check_unique(entries, path)
+    return entries
+
+
+def _merge_machine_file(machines: dict[str, MachineEntry], path: Path) -> None:
+    """Add or override machines from a user file, in place.
+
+    A new slug must be a complete entry. A known slug (or alias) changes only the fields the
+    user entry gives, and the result is validated again as a whole.
+    """
+    by_name = {n.lower(): slug for slug, m in machines.items() for n in (slug, *m.aliases)}
+    for i, raw in enumerate(_read_list(path)):
+        label = _entry_label(raw, i)
+        if not isinstance(raw, Mapping):
+            raise SpecError(f"{path}: {label}: expected a mapping of keys, got {_kind(raw)}")
+        slug = raw.get("slug")
+        if not isinstance(slug, str) or not slug:
+            raise SpecError(f"{path}: {label}, key 'slug': required key is missing (a string)")
+        known = by_name.get(slug.lower())
+        if known is None:
+            entry = _validate(MachineEntry, raw, path, i)
+        else:
+            base = machines[known].model_dump(exclude_none=True)
+            merged = {**base, **{k: v for k, v in raw.items() if k != "slug"}, "slug": known}
+            entry = _validate(MachineEntry, merged, path, i)
+        machines[entry.slug] = entry
+        for name in (entry.slug, *entry.aliases):
+            by_name[name.lower()] = entry.slug
+
+
+def load_machines(extra_files: Sequence[Path] = ()) -> tuple[MachineEntry, ...]:
+    """The shipped machines, then each user file in order (later files win)."""
+    if not extra_files:
+        return _catalogue_machines()
+    machines = {m.slug: m for m in _catalogue_machines()}
+    for f in extra_files:
+        _merge_machine_file(machines, Path(f))
+    return tuple(machines.values())
+
+
+@functools.lru_cache(maxsize=1)
+def load_benchmarks() -> tuple[BenchmarkEntry, ...]:
+    """Every published measurement; each names a catalogue machine and model."""
+    path = data_path(_BENCHMARKS_FILE)
+    entries = _load(BenchmarkEntry, path)
+    models = {m.slug for m in load_models()}
+    machines = {m.slug for m in _catalogue_machines()}
+    for i, b in enumerate(entries):
+        if b.model not in models:
+            raise SpecError(
+                f"{path}: entry {i + 1}, key 'model': '{b.model}' is not in {_MODELS_FILE}"
+            )
+        if b.machine not in machines:
+            raise SpecError(
+                f"{path}: entry {i + 1}, key 'machine': '{b.machine}' is not in {_MACHINES_FILE}"
+            )
+    return entries
+
+
+# -- lookup -----------------------------------------------------------------------------------
+
+
+def _find(entries: Sequence[Any], name: str, what: str, command: str) -> Any:
+    key = name.strip().lower()
+    names: dict[str, Any] = {}
+    for e in entries:
+        for n in (e.slug, *e.aliases):
+            names.setdefault(n.lower(), e)
+    if key in names:
+        return names[key]
+    close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
+    hint = f"did you mean {names[close[0]].slug}? " if close else ""
+    raise UnknownNameError(f"unknown {what} '{name}'; {hint}`{command}` lists them")
+
+
+def find_model(name: str) -> ModelEntry:
+    """The catalogue model called `name` (slug or alias, any case)."""
+    return _find(load_models(), name, "model", "tokenwalk models")
+
+
+def find_machine(name: str, extra_files: Sequence[Path] = ()) -> MachineEntry:
+    """The machine called `name` (slug or alias, any case), user files included."""
+    return _find(load_machines(extra_files), name, "machine", "tokenwalk machines")

@@ -1,0 +1,190 @@
+"""The shipped catalogues load and agree with each other; bad files fail with one useful line."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tokenwalk import catalog
+from tokenwalk.catalog import (
+    find_machine,
+    find_model,
+    load_benchmarks,
+    load_machines,
+    load_models,
+)
+from tokenwalk.errors import SpecError, UnknownNameError
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS_CSV = REPO.parent / "shared" / "data" / "benchmarks-train.csv"
+
+
+def test_counts() -> None:
+    assert len(load_models()) >= 20
+    assert len(load_machines()) >= 40
+    assert len(load_benchmarks()) >= 218
+
+
+@pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
+def test_every_reference_row_is_a_benchmark() -> None:
+    with BENCHMARKS_CSV.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(load_benchmarks()) == len(rows)
+
+
+def test_every_entry_has_a_source() -> None:
+    for entry in (*load_models(), *load_machines(), *load_benchmarks()):
+        assert entry.source.strip()
+
+
+def test_benchmarks_name_catalogue_entries() -> None:
+    for b in load_benchmarks():
+        assert find_model(b.model).slug == b.model
+        machine = find_machine(b.machine)
+        assert machine.slug == b.machine
+        assert b.device in machine.benchmark_names
+        assert (b.phase == "prefill") == b.test.startswith("pp")
+        if b.standard:
+            assert b.n_tokens is not None
+
+
+def test_the_seed_laptop() -> None:
+    m = find_machine("radeon-860m")
+    assert (m.memory_gb, m.bandwidth_gbs, m.backend, m.kind) == (64, 128, "vulkan", "igpu")
+    model = find_model("Qwen3.6")
+    assert model.slug == "qwen3.6-35b-a3b"
+    assert model.config["model_type"] == "qwen3_5_moe"
+    assert model.config["full_attention_interval"] == 4
+
+
+def test_lookup_is_case_insensitive_and_knows_aliases() -> None:
+    assert find_machine("RTX-4090").slug == "rtx-4090"
+    assert find_machine("strix-halo").slug == "ryzen-ai-max-395"
+    assert find_model("DeepSeek-R1").slug == "deepseek-v3"
+    assert find_model("llama-7b").slug == "llama-2-7b"
+
+
+def test_did_you_mean() -> None:
+    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\?.*machines"):
+        find_machine("radeon-680m")
+    with pytest.raises(UnknownNameError, match=r"did you mean qwen3-8b\?.*tokenwalk models"):
+        find_model("qwen3-8")
+    with pytest.raises(UnknownNameError, match="tokenwalk machines"):
+        find_machine("zzzzzz")
+
+
+# -- user machine files -------------------------------------------------------------------------
+
+
+def _write(tmp_path: Path, text: str, name: str = "machines.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_user_file_adds_and_overrides(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        """
+- slug: rtx-4090
+  bandwidth_gbs: 900
+  fit: {eff_bw: 0.8, eff_compute: 0.4, overhead_s: 0.00002, source: my llama-bench}
+- slug: my-box
+  name: My box
+  aliases: [box]
+  kind: cpu
+  backend: cpu
+  bandwidth_gbs: 60
+  source: measured
+""",
+    )
+    changed = find_machine("4090", extra_files=[f])
+    assert changed.bandwidth_gbs == 900
+    assert changed.memory_gb == 24  # untouched fields keep the catalogue's values
+    assert changed.fit is not None and changed.fit["eff_bw"] == 0.8
+    assert find_machine("BOX", extra_files=[f]).slug == "my-box"
+    assert find_machine("rtx-4090").bandwidth_gbs == 1008  # the catalogue is unchanged
+
+
+def test_later_user_file_wins(tmp_path: Path) -> None:
+    a = _write(tmp_path, "- {slug: h100-sxm, bandwidth_gbs: 3000}\n", "a.yaml")
+    b = _write(tmp_path, "- {slug: h100, bandwidth_gbs: 3100}\n", "b.yaml")
+    assert find_machine("h100-sxm", extra_files=[a, b]).bandwidth_gbs == 3100
+
+
+def test_broken_yaml_names_the_file(tmp_path: Path) -> None:
+    f = _write(tmp_path, "- slug: x\n  name: [unclosed\n")
+    with pytest.raises(SpecError, match=r"machines\.yaml.*line \d+.*not valid YAML"):
+        load_machines([f])
+
+
+def test_wrong_type_names_file_entry_and_key(tmp_path: Path) -> None:
+    f = _write(tmp_path, "- {slug: rtx-4090, bandwidth_gbs: fast}\n")
+    with pytest.raises(SpecError) as exc:
+        load_machines([f])
+    msg = str(exc.value)
+    assert str(f) in msg and "'rtx-4090'" in msg and "'bandwidth_gbs'" in msg
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("- {slug: m, name: M, kind: toaster, backend: cpu, source: s}\n", "kind"),
+        ("- {slug: m, name: M, kind: cpu, backend: cpu}\n", "source"),
+        ("- {slug: m, name: M, kind: cpu, backend: cpu, source: s, speed: 3}\n", "speed"),
+        ("- {slug: rtx-4090, memory_gb: -1}\n", "memory_gb"),
+    ],
+)
+def test_invalid_machine_entries(tmp_path: Path, text: str, key: str) -> None:
+    f = _write(tmp_path, text)
+    with pytest.raises(SpecError, match=rf"machines\.yaml: entry .*key '{key}'"):
+        load_machines([f])
+
+
+def test_not_a_list(tmp_path: Path) -> None:
+    f = _write(tmp_path, "slug: x\n")
+    with pytest.raises(SpecError, match="expected a YAML list"):
+        load_machines([f])
+
+
+# -- the shipped files, swapped for broken ones ---------------------------------------------------
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point the loaders at `tmp_path` instead of the shipped data, with cold caches."""
+    monkeypatch.setattr(catalog, "data_path", lambda name: tmp_path / name)
+    load_models.cache_clear()
+    yield tmp_path
+    load_models.cache_clear()
+
+
+def test_model_entry_with_an_unknown_key(data_dir: Path) -> None:
+    _write(
+        data_dir,
+        "- slug: a\n  name: A\n  source: s\n  layers: 3\n  config: {model_type: llama}\n",
+        "models.yaml",
+    )
+    with pytest.raises(SpecError, match=r"models\.yaml: entry 'a', key 'layers': unknown key"):
+        load_models()
+
+
+def test_config_keys_are_free_but_need_a_model_type(data_dir: Path) -> None:
+    _write(data_dir, "- {slug: a, name: A, source: s, config: {any_key: 1}}\n", "models.yaml")
+    with pytest.raises(SpecError, match=r"models\.yaml: entry 'a': .*model_type"):
+        load_models()
+
+
+def test_duplicate_names(data_dir: Path) -> None:
+    _write(
+        data_dir,
+        "- {slug: a, name: A, source: s, config: {model_type: llama}}\n"
+        "- {slug: b, name: B, aliases: [A], source: s, config: {model_type: llama}}\n",
+        "models.yaml",
+    )
+    with pytest.raises(SpecError, match="already used by 'a'"):
+        load_models()
