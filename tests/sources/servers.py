@@ -50,7 +50,9 @@ class Behaviour:
 class Site:
     """A ThreadingHTTPServer in a thread; `url(path)` gives the address of a served path."""
 
-    def __init__(self, files: dict[str, Path | bytes] | None = None, host: str = "127.0.0.1"):
+    def __init__(
+        self, files: dict[str, Path | bytes] | None = None, host: str = "127.0.0.1", port: int = 0
+    ):
         self.files = dict(files or {})
         self.behaviour = Behaviour()
         self.seen: list[Seen] = []
@@ -67,7 +69,7 @@ class Site:
             def do_GET(self) -> None:  # noqa: N802
                 site._handle(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.server.handle_error = lambda *a: None  # a client hanging up is what we test
         self.port = self.server.server_address[1]

@@ -62,6 +62,7 @@ def test_file_ref_goes_through_the_cdn_without_the_token(hub, monkeypatch):
 def test_quant_picks_the_file_from_the_listing(hub):
     r = load_headers(f"hf://{REPO}", quant="q4_k_m", http_options=FAST, progress=False)
     assert r.locations[0].endswith("/resolve/main/tiny-Q4_K_M.gguf")
+    assert r.quant_used
 
 
 def test_quant_in_the_ref(hub):

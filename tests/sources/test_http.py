@@ -123,9 +123,8 @@ def test_refused(site, small_model, status):
 
 
 def test_nothing_listening_is_a_clear_error():
-    opts = replace(FAST, retries=0)
-    with pytest.raises(SourceError, match="cannot connect to 127.0.0.1:9 "):
-        load_headers("http://127.0.0.1:9/m.gguf", http_options=opts, progress=False)
+    with pytest.raises(SourceError, match=r"^cannot connect to 127.0.0.1:9 \(connection refused"):
+        load_headers("http://127.0.0.1:9/m.gguf", http_options=FAST)
 
 
 def test_not_a_gguf_file(site):
@@ -149,3 +148,12 @@ def test_remote_split_files_are_read_in_order(site, tmp_path):
     del s.files["/m-00002-of-00003.gguf"]
     with pytest.raises(NotFoundError, match="missing shard .*m-00002-of-00003.gguf of the 3-part"):
         load_headers(s.url("/m-00001-of-00003.gguf"), http_options=FAST, no_cache=True)
+
+
+def test_progress_bar_is_quiet_when_stderr_is_not_a_terminal(capsys):
+    from tokenwalk.sources.progress import FetchProgress
+
+    p = FetchProgress("m.gguf", enabled=True, delay_s=0.0)
+    p.update(123)
+    p.finish()
+    assert not p.enabled and capsys.readouterr().err == ""

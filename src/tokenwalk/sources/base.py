@@ -27,7 +27,9 @@ class FetchResult:
 
     `fetched_bytes` counts bytes read from files or taken off the network; `requests` the HTTP
     requests sent (0 for local files). `locations` are the paths or URLs read, one per header;
-    `cached` is true when every header came from the header cache.
+    `cached` is true when every header came from the header cache. `quant_used` is true when
+    the quant argument picked the file (``hf://org/repo`` with a quant), so callers know it was
+    consumed and is not a preset to apply.
     """
 
     ref: str
@@ -36,6 +38,7 @@ class FetchResult:
     requests: int = 0
     locations: tuple[str, ...] = ()
     cached: bool = False
+    quant_used: bool = False
 
 
 class _CountingFile:

@@ -371,8 +371,8 @@ class HttpRangeReader:
             self._drop()
             raise SourceError(f"cannot resolve host '{origin[1]}' ({exc.strerror})") from None
         except ConnectionRefusedError:
-            self._drop()
-            raise _Transient(
+            self._drop()  # nothing listens there: retrying would only make the user wait
+            raise SourceError(
                 f"cannot connect to {origin[1]}:{origin[2]} (connection refused)"
             ) from None
         except (OSError, http.client.HTTPException) as exc:
