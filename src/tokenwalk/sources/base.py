@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tokenwalk.errors import GGUFError, SourceError
@@ -247,8 +247,16 @@ def load_headers(
         from tokenwalk.sources.hf import auth_hint, parse_hf_ref, resolve_hf
 
         files = resolve_hf(ref, quant)
-        hint = auth_hint(parse_hf_ref(ref, quant).repo_id)
-        return _load_remote(ref, [(f.url, f.auth_headers) for f in files], auth_hint=hint, **remote)
+        parsed = parse_hf_ref(ref, quant)
+        result = _load_remote(
+            ref,
+            [(f.url, f.auth_headers) for f in files],
+            auth_hint=auth_hint(parsed.repo_id),
+            **remote,
+        )
+        if parsed.filename is None and parsed.quant:
+            result = replace(result, quant_used=True)
+        return result
     if ref.startswith("ollama:"):
         from tokenwalk.sources.ollama import resolve_ollama
 
