@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import numpy as np
+import pytest
 from gguf import GGUFWriter
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
@@ -58,7 +58,9 @@ def write_header(model: Model, path: Path) -> None:
         w.add_uint32(f"{a}.rope.dimension_count", s.n_rot)
     else:
         kv = tuple(
-            h for h, r in zip(s.n_head_kv, s.is_recurrent or (False,) * s.n_layer_all) if not r
+            h
+            for h, r in zip(s.n_head_kv, s.is_recurrent or (False,) * s.n_layer_all, strict=True)
+            if not r
         )
         if a in ("granitehybrid", "lfm2"):
             per_layer(f"{a}.attention.head_count_kv", s.n_head_kv)
