@@ -68,6 +68,7 @@ _SCALAR: dict[int, tuple[str, int]] = {
     int(vt): ("<" + np_type().dtype.char if vt != GGUFValueType.BOOL else "<?", np_type().itemsize)
     for vt, np_type in GGUFReader.gguf_scalar_to_np.items()
 }
+_U64_AT = struct.Struct("<Q").unpack_from
 _STRING = int(GGUFValueType.STRING)
 _ARRAY = int(GGUFValueType.ARRAY)
 _VALUE_TYPE_NAMES = {int(v): v.name for v in GGUFValueType}
@@ -329,43 +330,66 @@ class _Parser:
         return ArrayInfo(_VALUE_TYPE_NAMES[item_type], count)
 
     def string_array(self, count: int, key: str, keep: bool) -> list[str] | None:
-        """Walk `count` length-prefixed strings; decode them only when `keep`."""
+        """Walk `count` length-prefixed strings; decode them only when `keep`.
+
+        The hot loop of the reader (a tokenizer has ~250,000 tokens and as many merges): items
+        that lie wholly inside the buffer are walked in a tight loop; an item that crosses the
+        end of the buffer, or one that is refused, goes through `_string_item`.
+        """
         cur = self.cur
         limit = self.lim.max_string_bytes
         out: list[str] | None = [] if keep else None
-        unpack_from = struct.unpack_from
-        what = f"array '{key}'"
+        u64 = _U64_AT
         i = 0
-        buf, pos, end = cur.buf, cur.pos, len(cur.buf)
         while i < count:
-            if pos + 8 > end:
-                cur.pos = pos
-                cur.fill(8, what)
-                buf, pos, end = cur.buf, cur.pos, len(cur.buf)
-            (n,) = unpack_from("<Q", buf, pos)
-            if n > limit:
-                raise GGUFError(
-                    f"item {i:,} of array '{key}' at offset {cur.base + pos:,} claims {n:,} bytes "
-                    f"(limit {limit:,})"
-                )
-            stop = pos + 8 + n
-            if stop > end:
-                cur.pos = pos
-                room = cur.remaining()
-                if room is not None and 8 + n > room:
-                    raise TruncatedError(
-                        f"item {i:,} of array '{key}' at offset {cur.offset:,} claims {n:,} "
-                        f"bytes, but only {room - 8:,} bytes remain in the file"
-                    )
-                cur.fill(8 + n, what)
-                buf, pos, end = cur.buf, cur.pos, len(cur.buf)
-                stop = pos + 8 + n
-            if out is not None:
-                out.append(buf[pos + 8 : stop].decode("utf-8", "replace"))
-            pos = stop
-            i += 1
-        cur.pos = pos
+            buf, pos = cur.buf, cur.pos
+            end = len(buf)
+            last = end - 8
+            if out is None:
+                while i < count and pos <= last:
+                    n = u64(buf, pos)[0]
+                    stop = pos + 8 + n
+                    if stop > end or n > limit:
+                        break
+                    pos = stop
+                    i += 1
+            else:
+                append = out.append
+                while i < count and pos <= last:
+                    n = u64(buf, pos)[0]
+                    stop = pos + 8 + n
+                    if stop > end or n > limit:
+                        break
+                    append(buf[pos + 8 : stop].decode("utf-8", "replace"))
+                    pos = stop
+                    i += 1
+            cur.pos = pos
+            if i < count:
+                self._string_item(i, key, out)
+                i += 1
         return out
+
+    def _string_item(self, i: int, key: str, out: list[str] | None) -> None:
+        """Item `i` of a string array, read with every check and a buffer refill."""
+        cur = self.cur
+        limit = self.lim.max_string_bytes
+        what = f"array '{key}'"
+        at = cur.offset
+        n = cur.unpack("<Q", 8, what)
+        if n > limit:
+            raise GGUFError(
+                f"item {i:,} of array '{key}' at offset {at:,} claims {n:,} bytes (limit {limit:,})"
+            )
+        room = cur.remaining()
+        if room is not None and n > room:
+            raise TruncatedError(
+                f"item {i:,} of array '{key}' at offset {at:,} claims {n:,} "
+                f"bytes, but only {room:,} bytes remain in the file"
+            )
+        if out is None:
+            cur.skip(n, what)
+        else:
+            out.append(cur.take(n, what).decode("utf-8", "replace"))
 
     # -- tensors ----------------------------------------------------------------------------
     def tensor_info(self, index: int, seen: set[bytes]) -> TensorInfo:
