@@ -67,7 +67,7 @@ def load(ref: str, quant: str | None, *, json: bool, no_cache: bool = False):  #
     from tokenwalk.model.resolve import load_model
 
     loaded = load_model(ref, quant, no_cache=no_cache, progress=not json)
-    if quant and loaded.model.source == "gguf":
+    if quant and loaded.model.source == "gguf" and not loaded.quant_used:
         warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
     return loaded
 

@@ -28,6 +28,7 @@ __all__ = [
     "context_cells",
     "state_bytes",
     "kv_bytes",
+    "kv_stored_bytes",
     "kv_report",
 ]
 
@@ -92,6 +93,20 @@ def kv_bytes(
             else full
         )
         total += kv_bytes_per_cell(layer, kv_type) * cells * parallel
+    return total
+
+
+def kv_stored_bytes(model: Model, tokens: int, kv_type: str = "f16", ubatch: int = 512) -> float:
+    """Bytes of cache actually filled by `tokens` tokens of one sequence (not the allocation):
+    per-cell bytes x min(tokens, cells the layer keeps)."""
+    total = 0.0
+    for layer in model.decoding_layers:
+        if not layer.has_kv:
+            continue
+        held = tokens
+        if layer.attention is Attention.SLIDING:
+            held = min(tokens, sliding_cells(tokens, layer.window, ubatch))
+        total += kv_bytes_per_cell(layer, kv_type) * held
     return total
 
 

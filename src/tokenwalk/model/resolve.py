@@ -19,10 +19,13 @@ DEFAULT_QUANT = "Q4_K_M"
 class ModelLoad:
     """A loaded model and what loading it cost (bytes fetched, requests), for `--json`."""
 
-    def __init__(self, model: Model, fetched_bytes: int = 0, requests: int = 0) -> None:
+    def __init__(
+        self, model: Model, fetched_bytes: int = 0, requests: int = 0, quant_used: bool = False
+    ) -> None:
         self.model = model
         self.fetched_bytes = fetched_bytes
         self.requests = requests
+        self.quant_used = quant_used  # --quant picked the file of an hf:// repository
 
 
 def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
@@ -38,10 +41,9 @@ def model_from_config(
     config: Mapping[str, Any], name: str, quant: str | None = None, source: str = "config"
 ) -> Model:
     """Synthesise the tensor table llama.cpp would write for `config` at a quant preset."""
+    from tokenwalk.model.hf import spec_from_config
     from tokenwalk.model.quant import assign_types
     from tokenwalk.model.synth import synthesize_tensors
-
-    from tokenwalk.model.hf import spec_from_config
 
     preset = (quant or DEFAULT_QUANT).upper()
     spec = spec_from_config(config, source=name)
@@ -114,14 +116,12 @@ def load_model(
         config, name = _read_config_file(path)
         return ModelLoad(model_from_config(config, name, quant, source="config"))
     if is_source_ref(ref):
-        kwargs: dict[str, Any] = {"keep_tokens": keep_tokens}
-        try:
-            result = load_headers(ref, quant=quant, no_cache=no_cache, progress=progress, **kwargs)
-        except TypeError:
-            result = load_headers(ref, **kwargs)
+        result = load_headers(
+            ref, quant=quant, no_cache=no_cache, progress=progress, keep_tokens=keep_tokens
+        )
         name = _name_from_ref(ref, result.headers[0].metadata)
         model = Model.from_headers(name, result.headers)
-        return ModelLoad(model, result.fetched_bytes, result.requests)
+        return ModelLoad(model, result.fetched_bytes, result.requests, result.quant_used)
     if path.is_dir():
         cfg = path / "config.json"
         if cfg.exists():
