@@ -76,16 +76,13 @@ def _tensors() -> list[tuple[str, tuple[int, ...], GGMLQuantizationType]]:
         )
 
     def ffn(b: str, il: int) -> None:
+        down = Q6_K if il % 2 else Q4_K
         out.extend(
             [
                 (f"{b}.ffn_gate_inp.weight", (N_EMBD, N_EXPERT), F32),
                 (f"{b}.ffn_gate_exps.weight", (N_EMBD, N_FF_EXP, N_EXPERT), Q4_K),
                 (f"{b}.ffn_up_exps.weight", (N_EMBD, N_FF_EXP, N_EXPERT), Q4_K),
-                (
-                    f"{b}.ffn_down_exps.weight",
-                    (N_FF_EXP, N_EMBD, N_EXPERT),
-                    Q6_K if il % 2 else Q4_K,
-                ),
+                (f"{b}.ffn_down_exps.weight", (N_FF_EXP, N_EMBD, N_EXPERT), down),
                 (f"{b}.ffn_gate_inp_shexp.weight", (N_EMBD,), F32),
                 (f"{b}.ffn_gate_shexp.weight", (N_EMBD, N_FF_EXP), Q4_K),
                 (f"{b}.ffn_up_shexp.weight", (N_EMBD, N_FF_EXP), Q4_K),
@@ -167,7 +164,8 @@ def build(path: Path) -> None:
     w.add_tokenizer_pre("qwen35")
     w.add_token_list(_words(rng, N_VOCAB, 5.5))
     w.add_token_types([1] * (N_VOCAB - 300) + [3] * 300)
-    w.add_token_merges([f"{a} {b}" for a, b in zip(*[iter(_words(rng, 2 * N_MERGES, 3.5))] * 2)])
+    halves = _words(rng, 2 * N_MERGES, 3.5)
+    w.add_token_merges([f"{halves[2 * i]} {halves[2 * i + 1]}" for i in range(N_MERGES)])
     w.add_eos_token_id(248_046)
     w.add_pad_token_id(248_044)
     w.add_bos_token_id(248_044)
