@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.weights import experts_woken
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
@@ -163,6 +164,9 @@ class SpecReport(BaseModel):
     best_gamma: int  # for the alpha asked
     table: list[SpecCell]
     warnings: list[str]
+    budget: BudgetReport | None = (
+        None  # target and draft loaded together, when the machine has a memory size
+    )
 
 
 def spec_report(

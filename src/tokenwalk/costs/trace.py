@@ -1,0 +1,199 @@
+"""One request from the disk to the last token, as a timeline (the seed's "Trace of the request").
+
+    cold load     file bytes / disk read speed                        (--cold)
+    tokenize      template + tokenizer: about a microsecond a token
+    restore KV    KV of the cached prefix / disk read speed           (--restore-kv)
+    prefill       chunks of ubatch tokens, context growing            (timing model)
+    first token   the last chunk's LM head scores the vocabulary; the sampler draws
+    decode        one step per output token, each reading the weights and a growing KV cache
+    end           the end-of-turn token stops the loop
+
+TTFT is everything up to the first token; writing time is the decode steps.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.costs.kv import kv_stored_bytes, state_bytes
+from tokenwalk.costs.timing import pass_time, prefill_report
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine
+from tokenwalk.model.model import Model
+
+__all__ = [
+    "Phase",
+    "TraceReport",
+    "trace_report",
+    "decode_seconds",
+    "TOKENIZE_S_PER_TOKEN",
+    "DEFAULT_DISK_READ_GBS",
+]
+
+TOKENIZE_S_PER_TOKEN = 1e-6  # BPE tokenizers run at about a million tokens a second
+DEFAULT_DISK_READ_GBS = 3.0  # a PCIe 3/4 NVMe SSD, when the machine entry has no disk speed
+_MAX_CHUNK_PHASES = 32
+
+
+class Phase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    start_s: float
+    duration_s: float
+    detail: str = ""
+    bytes: float = 0.0
+
+
+class TraceReport(BaseModel):
+    """The answer of `tokenwalk trace`."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    machine: str
+    prompt: int
+    output: int
+    cached: int
+    cold: bool
+    restore_kv: bool
+    ubatch: int
+    chunks: int
+    phases: list[Phase]
+    load_s: float
+    prefill_s: float
+    ttft_s: float
+    decode_s: float
+    total_s: float
+    kv_bytes: float  # KV the prompt filled (the cache contents, not the allocation)
+    state_bytes: int  # recurrent state, fixed
+    decode_step_bytes: float  # what the first decode step reads
+    decode_step_s: float
+    decode_tok_s: float
+    disk_read_gbs: float
+    disk_read_assumed: bool
+
+
+def decode_seconds(
+    model: Model, machine: Machine, start_ctx: int, steps: int, kv_type: str = "f16"
+) -> tuple[float, list[float]]:
+    """Sum of `steps` decode steps with the context growing from `start_ctx`.
+
+    A step's time is piecewise linear in the context, so it is sampled at up to 17 points and
+    integrated with the trapezoid rule. Returns (seconds, sampled step times).
+    """
+    if steps <= 0:
+        return 0.0, []
+    points = sorted({start_ctx + round(i * (steps - 1) / 16) for i in range(17)})
+    times = [pass_time(model, machine, 1, c, kv_type=kv_type).time_s for c in points]
+    if len(points) == 1:
+        return times[0] * steps, times
+    total = 0.0
+    for i in range(1, len(points)):
+        total += (times[i - 1] + times[i]) / 2 * (points[i] - points[i - 1])
+    # the trapezoids cover steps - 1 intervals; add the last step itself
+    return total + times[-1], times
+
+
+def trace_report(
+    model: Model,
+    machine: Machine,
+    *,
+    prompt: int,
+    output: int = 300,
+    cold: bool = False,
+    cached: int = 0,
+    restore_kv: bool = False,
+    ubatch: int = 512,
+    kv_type: str = "f16",
+) -> TraceReport:
+    """The whole request as phases with start and duration, and its totals."""
+    if output < 0:
+        raise InputError(f"--output cannot be negative ({output})")
+    if output > 1 << 24:
+        raise InputError(f"--output {output:,} tokens is beyond any request")
+    if restore_kv and cached <= 0:
+        raise InputError("--restore-kv restores a saved prefix: give its length with --cached K")
+    pre = prefill_report(
+        model, machine, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+    )
+    disk = machine.disk_read_gbs or DEFAULT_DISK_READ_GBS
+    phases: list[Phase] = []
+    t = 0.0
+
+    def add(name: str, duration: float, detail: str = "", nbytes: float = 0.0) -> None:
+        nonlocal t
+        phases.append(Phase(name=name, start_s=t, duration_s=duration, detail=detail, bytes=nbytes))
+        t += duration
+
+    load_s = 0.0
+    if cold:
+        load_s = model.file_bytes / (disk * 1e9)
+        add(
+            "load from disk",
+            load_s,
+            f"{model.file_bytes / 1e9:.1f} GB at {disk:g} GB/s",
+            model.file_bytes,
+        )
+    add("template + tokenize", prompt * TOKENIZE_S_PER_TOKEN, f"{prompt:,} tokens")
+    if restore_kv:
+        restored = kv_stored_bytes(model, cached, kv_type, ubatch) + state_bytes(model)
+        add(
+            "restore KV from disk",
+            restored / (disk * 1e9),
+            f"{cached:,} tokens, {restored / 1e6:.0f} MB",
+            restored,
+        )
+    elif cached:
+        add("reuse prefix cache", 0.0, f"{cached:,} tokens already in memory")
+    if len(pre.chunks) <= _MAX_CHUNK_PHASES:
+        for c in pre.chunks:
+            add(
+                f"prefill chunk {c.index + 1}/{len(pre.chunks)}",
+                c.time_s,
+                f"{c.tokens} tokens at {c.ctx:,}, {c.bound}",
+            )
+    else:
+        add("prefill", pre.ttft_s, f"{len(pre.chunks)} chunks of up to {ubatch} tokens")
+    kv_after = kv_stored_bytes(model, prompt, kv_type, ubatch)
+    state = state_bytes(model)
+    stored = f"{kv_after / 1e6:.0f} MB of KV for {prompt:,} tokens"
+    if state:
+        stored += f" + {state / 1e6:.0f} MB of recurrent state"
+    add("KV stored", 0.0, stored, kv_after + state)
+    add("LM head + first token", 0.0, f"scores {model.n_vocab:,} tokens, samples one")
+    ttft = t
+    first = pass_time(model, machine, 1, prompt, kv_type=kv_type)
+    steps = max(output - 1, 0)
+    dec_s, _ = decode_seconds(model, machine, prompt + 1, steps, kv_type)
+    if steps:
+        add(
+            "decode",
+            dec_s,
+            f"{steps:,} steps, context {prompt + 1:,} to {prompt + steps:,}; "
+            f"a step reads {first.work.bytes / 1e9:.2f} GB in {first.time_s * 1e3:.0f} ms",
+            first.work.bytes * steps,
+        )
+    add("end", 0.0, "end-of-turn token")
+    return TraceReport(
+        model=model.name,
+        machine=machine.slug,
+        prompt=prompt,
+        output=output,
+        cached=cached,
+        cold=cold,
+        restore_kv=restore_kv,
+        ubatch=ubatch,
+        chunks=len(pre.chunks),
+        phases=phases,
+        load_s=load_s,
+        prefill_s=pre.ttft_s,
+        ttft_s=ttft,
+        decode_s=dec_s,
+        total_s=t,
+        kv_bytes=kv_after,
+        state_bytes=state,
+        decode_step_bytes=first.work.bytes,
+        decode_step_s=first.time_s,
+        decode_tok_s=(steps / dec_s) if dec_s else 1.0 / first.time_s,
+        disk_read_gbs=disk,
+        disk_read_assumed=machine.disk_read_gbs is None,
+    )
