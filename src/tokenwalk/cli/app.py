@@ -89,14 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: never a traceback for users
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+        if type(exc).__name__ == "Abort":
             sys.stderr.write("tokenwalk: aborted\n")
             return 1
-        if isinstance(exc, click.ClickException):
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # click's usage errors
             exc.show()
-            return 2
+            return int(exc.exit_code) or 2
         if os.environ.get("TOKENWALK_DEBUG"):
             raise
         sys.stderr.write(

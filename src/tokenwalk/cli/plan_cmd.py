@@ -212,6 +212,15 @@ def spec(
             show_default=False,
         ),
     ] = None,
+    observed_speedup: Annotated[
+        float | None,
+        typer.Option(
+            "--observed-speedup",
+            help="A speedup you measured (tok/s with drafting / without): reports the acceptance "
+            "rate that reproduces it.",
+            show_default=False,
+        ),
+    ] = None,
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
@@ -247,7 +256,15 @@ def spec(
         return pass_time(model, m, n, c, kv_type=kv_type).time_s
 
     report = spec_report(
-        tgt, drf, timer, machine=m.slug, alpha=alpha, gamma=gamma, ctx=ctx, mtp=mtp
+        tgt,
+        drf,
+        timer,
+        machine=m.slug,
+        alpha=alpha,
+        gamma=gamma,
+        ctx=ctx,
+        mtp=mtp,
+        observed_speedup=observed_speedup,
     )
     if m.memory_bytes:
         models = [tgt] if mtp else [tgt, drf]

@@ -29,6 +29,7 @@ __all__ = [
     "PassTime",
     "tokens_per_round",
     "break_even_alpha",
+    "alpha_for_speedup",
     "mtp_draft_model",
     "SpecCell",
     "SpecReport",
@@ -68,6 +69,29 @@ def break_even_alpha(gamma: int, t_draft: float, t_verify: float, t_step: float)
     for _ in range(60):
         mid = (lo + hi) / 2
         if _speedup(mid, gamma, t_draft, t_verify, t_step) >= 1.0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def alpha_for_speedup(
+    speedup: float, gamma: int, t_draft: float, t_verify: float, t_step: float
+) -> float | None:
+    """The acceptance rate at which the model predicts `speedup` (bisection); None if out of reach.
+
+    Turns a measured speedup (tok/s with drafting over tok/s without) into the alpha it implies.
+    """
+    lo, hi = 0.0, 0.999999
+    if (
+        not _speedup(lo, gamma, t_draft, t_verify, t_step)
+        <= speedup
+        <= _speedup(hi, gamma, t_draft, t_verify, t_step)
+    ):
+        return None
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if _speedup(mid, gamma, t_draft, t_verify, t_step) >= speedup:
             hi = mid
         else:
             lo = mid
@@ -164,9 +188,10 @@ class SpecReport(BaseModel):
     best_gamma: int  # for the alpha asked
     table: list[SpecCell]
     warnings: list[str]
-    budget: BudgetReport | None = (
-        None  # target and draft loaded together, when the machine has a memory size
-    )
+    observed_speedup: float | None = None
+    observed_alpha: float | None = None  # the alpha that reproduces observed_speedup
+    # target and draft loaded together, when the machine has a memory size
+    budget: BudgetReport | None = None
 
 
 def spec_report(
@@ -180,6 +205,7 @@ def spec_report(
     ctx: int = 4096,
     mtp: bool = False,
     draft_pass_time: PassTime | None = None,
+    observed_speedup: float | None = None,
 ) -> SpecReport:
     """Price speculative decoding of `target` with `draft` (or its MTP block) on one machine."""
     if not 0.0 < alpha < 1.0:
@@ -190,6 +216,8 @@ def spec_report(
         raise InputError(f"--gamma {gamma} is beyond any useful draft length (at most 64)")
     if ctx < 0:
         raise InputError(f"--ctx cannot be negative ({ctx})")
+    if observed_speedup is not None and not 0.0 < observed_speedup < 100.0:
+        raise InputError(f"--observed-speedup must be a positive ratio, not {observed_speedup}")
     dpt = draft_pass_time or pass_time
     t_step = pass_time(target, 1, ctx)
     t_draft = dpt(draft, 1, ctx)
@@ -267,4 +295,10 @@ def spec_report(
         best_gamma=best_gamma,
         table=table,
         warnings=warnings,
+        observed_speedup=observed_speedup,
+        observed_alpha=(
+            alpha_for_speedup(observed_speedup, gamma, t_draft, t_verify, t_step)
+            if observed_speedup is not None
+            else None
+        ),
     )

@@ -150,6 +150,11 @@ def render_spec(r: SpecReport, console: Console) -> None:
     be = f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "never"
     head.add_row("break-even acceptance", be, f"at {r.gamma} draft tokens")
     head.add_row("best draft length", str(r.best_gamma), f"at acceptance {r.alpha:.2f}")
+    if r.observed_speedup is not None:
+        implied = f"{r.observed_alpha:.2f}" if r.observed_alpha is not None else "out of reach"
+        head.add_row(
+            "observed speedup", f"{r.observed_speedup:.2f}x", f"implies acceptance {implied}"
+        )
     if r.budget is not None:
         b = r.budget
         head.add_row(
