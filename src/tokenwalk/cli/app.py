@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     import tokenwalk.cli  # noqa: F401  (registers the commands)
 
     try:
-        app(args=argv, standalone_mode=False)
+        rv = app(args=argv, standalone_mode=False)
+        if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
+            return rv
     except TokenwalkError as exc:
         sys.stderr.write(f"tokenwalk: error: {exc}\n")
         return 2

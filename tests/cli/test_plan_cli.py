@@ -1,0 +1,166 @@
+"""`budget`, `trace` and `spec` as a user runs them, with the seed article's numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokenwalk.cli import main
+
+LAPTOP = ["--machine", "radeon-860m"]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_budget_seed_laptop(capsys):
+    # 64 GB laptop, 32 GB used by the system, Qwen3.6 Q4_K_M at 16,384 tokens: 8 to 11 GB free
+    d = run_json(
+        capsys, "budget", "qwen3.6-35b-a3b", *LAPTOP, "--system-gb", "32", "--ctx", "16384"
+    )
+    for key in (
+        "capacity_bytes",
+        "system_bytes",
+        "weights_bytes",
+        "kv_bytes",
+        "buffers_bytes",
+        "free_bytes",
+        "fits",
+        "max_ctx",
+    ):
+        assert key in d
+    assert 8e9 <= d["free_bytes"] <= 11e9
+    assert d["fits"] and d["settings"]["OLLAMA_CONTEXT_LENGTH"] == "16384"
+    assert d["default_ctx"] == 262144 and 5.3e9 < d["default_kv_bytes"] < 5.5e9
+
+
+def test_budget_exit_code_1_when_it_does_not_fit(capsys):
+    code, out, err = run(capsys, "budget", "qwen3.6-35b-a3b", *LAPTOP, "--memory", "16")
+    assert code == 1
+    assert "does not fit" in out
+
+
+def test_budget_adds_a_draft(capsys):
+    one = run_json(capsys, "budget", "qwen3.6-27b", *LAPTOP, "--ctx", "4096")
+    two = run_json(capsys, "budget", "qwen3.6-27b", "qwen3-0.6b", *LAPTOP, "--ctx", "4096")
+    assert len(two["models"]) == 2
+    assert two["weights_bytes"] > one["weights_bytes"]
+
+
+def test_trace_seed_request(capsys):
+    d = run_json(capsys, "trace", "qwen3.6-35b-a3b", *LAPTOP, "--prompt", "6500", "--output", "300")
+    assert d["chunks"] == 13
+    assert d["kv_bytes"] == pytest.approx(134e6, rel=0.02)
+    assert 50 <= d["prefill_s"] <= 95
+    assert 1.7e9 <= d["decode_step_bytes"] <= 2.3e9
+    assert 18 <= d["decode_s"] <= 35
+    names = [p["name"] for p in d["phases"]]
+    assert names[0] == "template + tokenize" and names[-1] == "end"
+    for p in d["phases"]:
+        assert {"name", "start_s", "duration_s"} <= set(p)
+    assert d["total_s"] == pytest.approx(d["ttft_s"] + d["decode_s"])
+
+
+def test_trace_cold_and_restored_prefix(capsys):
+    cold = run_json(capsys, "trace", "qwen3.6-35b-a3b", *LAPTOP, "--prompt", "6500", "--cold")
+    assert cold["phases"][0]["name"] == "load from disk" and cold["load_s"] > 0
+    warm = run_json(
+        capsys,
+        "trace",
+        "qwen3.6-35b-a3b",
+        *LAPTOP,
+        "--prompt",
+        "6500",
+        "--cached",
+        "6400",
+        "--restore-kv",
+    )
+    assert warm["ttft_s"] < 5 and warm["chunks"] == 1
+
+
+def test_trace_takes_a_gguf_path(capsys, qwen2_path):
+    d = run_json(capsys, "trace", str(qwen2_path), *LAPTOP, "--prompt", "1000", "--output", "10")
+    assert d["chunks"] == 2
+
+
+def test_spec_seed_cases(capsys):
+    dense = run_json(
+        capsys,
+        "spec",
+        "qwen3.6-27b",
+        "--draft",
+        "qwen3-0.6b",
+        *LAPTOP,
+        "--alpha",
+        "0.7",
+        "--gamma",
+        "4",
+    )
+    assert dense["tokens_per_round"] == pytest.approx(2.77, abs=0.01)
+    assert 1.5 <= dense["speedup"] <= 2.5
+    moe = run_json(
+        capsys,
+        "spec",
+        "qwen3.6-35b-a3b",
+        "--draft",
+        "qwen3-0.6b",
+        *LAPTOP,
+        "--alpha",
+        "0.7",
+        "--gamma",
+        "4",
+    )
+    assert moe["speedup"] < 1
+    assert moe["experts_woken_per_layer"] == pytest.approx(37.6, abs=0.5)
+    for key in (
+        "tokens_per_round",
+        "round_s",
+        "tok_s",
+        "baseline_tok_s",
+        "speedup",
+        "break_even_alpha",
+        "experts_woken_per_layer",
+    ):
+        assert key in moe
+
+
+def test_spec_warns_about_the_tokenizer(capsys):
+    code, out, err = run(capsys, "spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", *LAPTOP)
+    assert code == 0
+    assert "needs a draft that shares the target's tokenizer" in err
+
+
+def test_spec_mtp(capsys):
+    d = run_json(capsys, "spec", "qwen3.6-35b-a3b", "--mtp", *LAPTOP, "--gamma", "2")
+    assert d["mtp"] and d["draft_step_s"] < d["target_step_s"]
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["spec", "qwen3.6-27b", *LAPTOP], "give a draft"),
+        (["spec", "qwen3.6-27b", "--mtp", "--draft", "qwen3-0.6b", *LAPTOP], "not both"),
+        (["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", "--alpha", "1.2", *LAPTOP], "--alpha"),
+        (["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", "--gamma", "0", *LAPTOP], "--gamma"),
+        (["spec", "qwen3-8b", "--mtp", *LAPTOP], "no multi-token-prediction block"),
+        (["trace", "qwen3-8b", *LAPTOP], "--prompt"),
+        (["trace", "qwen3-8b", *LAPTOP, "--prompt", "100", "--restore-kv"], "--cached"),
+        (["budget", "qwen3-8b", "--machine", "radeon-680m"], "did you mean"),
+        (["budget", "qwen3-8b", *LAPTOP, "--system-gb", "70"], "--system-gb"),
+        (["budget", "qwen3-8b", "--bandwidth", "-5", "--tflops", "3", "--memory", "8"], "andwidth"),
+    ],
+)
+def test_bad_input(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2, (out, err)
+    assert needle in err and err.count("\n") == 1
