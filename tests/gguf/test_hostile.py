@@ -394,3 +394,17 @@ def test_limits_are_configurable() -> None:
     data = minimal().build()
     with pytest.raises(GGUFError, match="2 tensors \\(limit 1\\)"):
         parse(data, limits=Limits(max_tensors=1))
+
+
+def test_64_bit_values_read_whole() -> None:
+    """Regression: numpy's 'L' type char is 4 bytes to struct; 64-bit values must read whole."""
+    data = GGUF(
+        kvs=[
+            kv("u", scalar(VT.UINT64, (1 << 40) + 5)),
+            kv("i", scalar(VT.INT64, -(1 << 40))),
+            kv("a", array(VT.UINT64, [1 << 63, 7])),
+            kv("b", array(VT.INT64, [-1, 1 << 33])),
+        ]
+    ).build()
+    md = parse(data).metadata
+    assert md == {"u": (1 << 40) + 5, "i": -(1 << 40), "a": [1 << 63, 7], "b": [-1, 1 << 33]}

@@ -20,6 +20,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 from gguf.constants import (
     GGML_QUANT_SIZES,
     GGUF_DEFAULT_ALIGNMENT,
@@ -63,11 +64,29 @@ _REMOVED_TYPES = {
 _MIN_KV_BYTES = 8 + 1 + 4 + 1
 _MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8
 
-# struct format and item size of each scalar value type, derived from gguf's numpy table.
+# struct format and item size of each scalar value type, derived from gguf's numpy table by
+# kind and width (numpy's own type chars are platform-sized: uint64 is 'L', 4 bytes to struct).
+_STRUCT_CODE = {
+    ("u", 1): "B",
+    ("i", 1): "b",
+    ("u", 2): "H",
+    ("i", 2): "h",
+    ("u", 4): "I",
+    ("i", 4): "i",
+    ("u", 8): "Q",
+    ("i", 8): "q",
+    ("f", 4): "f",
+    ("f", 8): "d",
+    ("b", 1): "?",
+}
 _SCALAR: dict[int, tuple[str, int]] = {
-    int(vt): ("<" + np_type().dtype.char if vt != GGUFValueType.BOOL else "<?", np_type().itemsize)
+    int(vt): (
+        "<" + _STRUCT_CODE[np.dtype(np_type).kind, np.dtype(np_type).itemsize],
+        np.dtype(np_type).itemsize,
+    )
     for vt, np_type in GGUFReader.gguf_scalar_to_np.items()
 }
+assert all(struct.calcsize(fmt) == size for fmt, size in _SCALAR.values())
 _U64_AT = struct.Struct("<Q").unpack_from
 _STRING = int(GGUFValueType.STRING)
 _ARRAY = int(GGUFValueType.ARRAY)
