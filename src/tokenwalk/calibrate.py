@@ -1,0 +1,611 @@
+"""Calibration: published runs (or a user's llama-bench JSON) -> fitted efficiencies.
+
+Two uses of one fit (`tokenwalk.fit`):
+- `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: a global fit, one
+  per group (backend, kind, or both: the grouping that cross-validates best), and one per
+  benchmarked machine, each pulled towards its parent; `tokenwalk calibrate --write-defaults`
+  stores them in `data/timing.yaml`.
+- `calibrate_machine()` fits one machine from `llama-bench -o json` (or jsonl) runs, pulled
+  towards the machine's current efficiencies, and `write_machine_fit()` stores the result in the
+  user's machine file.
+
+Which rows are used: llama-bench pp/tg rows (`standard`), and the other llama.cpp or Ollama
+rows whose work is known: decoding without drafting (context assumed 256 tokens when not
+stated) and prefill of a stated prompt length. Excluded: vLLM rows (another engine), rows with
+multi-token-prediction drafting on (a step is not one token), prefill of an unstated prompt
+length, and rows on machines without a catalogued bandwidth or, for prefill, FP16 rate.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from tokenwalk.costs.timing import DEFAULT_UBATCH, pass_work, prefill_chunks
+from tokenwalk.costs.weights import weight_bytes_read
+from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
+from tokenwalk.fit import (
+    HUBER_DELTA,
+    PRIOR_WEIGHT,
+    Design,
+    Observation,
+    Params,
+    fit_params,
+    predict_tok_s,
+)
+from tokenwalk.model.model import Model
+
+__all__ = [
+    "GROUPINGS",
+    "DECODE_CTX_UNSTATED",
+    "ErrorStats",
+    "FitResult",
+    "DefaultsFit",
+    "MachineFit",
+    "group_of",
+    "preset_for",
+    "observation",
+    "benchmark_observations",
+    "fit_hierarchy",
+    "cross_validate",
+    "naive_predictions",
+    "error_stats",
+    "fit_defaults",
+    "timing_yaml",
+    "read_llama_bench",
+    "calibrate_machine",
+    "write_machine_fit",
+]
+
+GROUPINGS = ("global", "backend", "kind", "kind+backend")
+DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
+GROUP_MIN_MACHINES = 2  # a group needs rows from this many machines, else the global fit
+GROUP_MIN_ROWS = 4
+
+
+def group_of(kind: str, backend: str, grouping: str) -> str:
+    """The group key of a machine under a grouping ("global" puts everything in one)."""
+    if grouping == "global":
+        return "all"
+    if grouping == "kind":
+        return kind
+    if grouping == "kind+backend":
+        return f"{kind}/{backend}"
+    return backend
+
+
+# -- models at a quant ------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _catalogue_model(slug: str, preset: str) -> Model:
+    from tokenwalk.catalog import find_model
+    from tokenwalk.model.resolve import model_from_config
+
+    entry = find_model(slug)
+    return model_from_config(entry.config, entry.slug, preset, source="catalogue")
+
+
+_SIZE_PRESETS = ("Q2_K", "Q3_K_M", "Q4_0", "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "F16")
+
+
+def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
+    """The quant preset of a row: its label when it names one (Q4_K_M, MXFP4, ...), else the
+    preset whose synthesised file is closest to the row's file size, else Q4_K_M."""
+    from tokenwalk.model.quant import PRESETS
+
+    label = quant.strip().upper().replace(" ", "")
+    if label == "MXFP4_MOE":
+        label = "MXFP4"
+    if label in PRESETS:
+        return label
+    if file_gb:
+        return min(
+            _SIZE_PRESETS,
+            key=lambda p: abs(
+                math.log(_catalogue_model(model_slug, p).file_bytes / (file_gb * 1e9))
+            ),
+        )
+    return "Q4_K_M"
+
+
+# -- observations -----------------------------------------------------------------------------
+
+
+def observation(
+    model: Model,
+    *,
+    label: str,
+    machine: str,
+    kind: str,
+    backend: str,
+    bandwidth_gbs: float,
+    tflops: float | None,
+    phase: str,
+    n_tokens: int | None,
+    tok_s: float,
+    ubatch: int = DEFAULT_UBATCH,
+    depth: int = 0,
+    meta: dict | None = None,
+) -> Observation:
+    """The passes behind a measured speed: a decoding step at the run's mean context
+    (depth + n/2 for tg n), or the prompt's prefill chunks."""
+    if phase == "decode":
+        ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
+        w = pass_work(model, 1, ctx)
+        passes = ((w.bytes, w.flops, w.n_layers),)
+        tokens = 1.0
+    else:
+        if not n_tokens:
+            raise InputError(f"{label}: a prefill measurement needs its prompt length")
+        plan = prefill_chunks(depth + n_tokens, depth, ubatch)
+        weights = {n: weight_bytes_read(model, n) for n in {n for _, n in plan}}
+        passes = []
+        for i, (ctx, n) in enumerate(plan):
+            w = pass_work(
+                model, n, ctx, n_logits=1 if i == len(plan) - 1 else 0, weight_bytes=weights[n]
+            )
+            passes.append((w.bytes, w.flops, w.n_layers))
+        passes = tuple(passes)
+        tokens = float(n_tokens)
+    return Observation(
+        label=label,
+        machine=machine,
+        group="",
+        phase=phase,
+        bandwidth_gbs=bandwidth_gbs,
+        tflops=tflops or 0.0,
+        tokens=tokens,
+        passes=passes,
+        measured_tok_s=tok_s,
+        meta={"kind": kind, "backend": backend, **(meta or {})},
+    )
+
+
+def _exclusion(b: Any, machine: Any) -> str | None:
+    test = b.test.lower()
+    if b.engine == "vllm":
+        return "another engine (vLLM)"
+    if "mtp on" in test or "draft" in test:
+        return "drafting on: a step is not one token"
+    if b.phase == "prefill" and not b.n_tokens:
+        return "prefill of an unstated prompt length"
+    if not machine.bandwidth_gbs:
+        return "machine has no catalogued bandwidth"
+    if b.phase == "prefill" and not machine.fp16_tflops:
+        return "machine has no catalogued FP16 rate"
+    return None
+
+
+def benchmark_observations() -> tuple[list[Observation], list[str]]:
+    """Observations from `data/benchmarks.yaml`, and the rows left out with the reason."""
+    from tokenwalk.catalog import load_benchmarks, load_machines
+
+    machines = {m.slug: m for m in load_machines()}
+    used: list[Observation] = []
+    excluded: list[str] = []
+    for b in load_benchmarks():
+        m = machines[b.machine]
+        label = f"{b.machine} {b.model} {b.quant} {b.test}"
+        why = _exclusion(b, m)
+        if why:
+            excluded.append(f"{label}: {why}")
+            continue
+        preset = preset_for(b.model, b.quant, b.model_file_gb)
+        model = _catalogue_model(b.model, preset)
+        used.append(
+            observation(
+                model,
+                label=label,
+                machine=b.machine,
+                kind=m.kind,
+                backend=b.backend,
+                bandwidth_gbs=float(m.bandwidth_gbs),
+                tflops=m.fp16_tflops,
+                phase=b.phase,
+                n_tokens=b.n_tokens,
+                tok_s=b.tok_s,
+                meta={"standard": b.standard, "preset": preset, "model": b.model},
+            )
+        )
+    return used, excluded
+
+
+# -- the hierarchical fit ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitResult:
+    grouping: str
+    global_x: np.ndarray
+    groups: dict[str, np.ndarray]
+    machines: dict[str, np.ndarray]
+    group_rows: dict[str, int]
+    machine_rows: dict[str, int]
+
+    def x_for(self, obs: Observation, *, use_machine: bool = True) -> np.ndarray:
+        if use_machine and obs.machine in self.machines:
+            return self.machines[obs.machine]
+        g = group_of(obs.meta["kind"], obs.meta["backend"], self.grouping)
+        return self.groups.get(g, self.global_x)
+
+
+def _groups(design: Design, grouping: str) -> np.ndarray:
+    return np.array([group_of(o.meta["kind"], o.meta["backend"], grouping) for o in design.obs])
+
+
+def fit_hierarchy(
+    design: Design, grouping: str, train: np.ndarray | None = None, *, machines: bool = True
+) -> FitResult:
+    """Global fit, then each group pulled towards it, then each machine towards its group."""
+    train = np.ones(design.n, dtype=bool) if train is None else train
+    gx = fit_params(design, train)
+    keys = _groups(design, grouping)
+    groups: dict[str, np.ndarray] = {}
+    group_rows: dict[str, int] = {}
+    slugs = np.array([o.machine for o in design.obs])
+    for g in sorted(set(keys[train])):
+        mask = train & (keys == g)
+        if len(set(slugs[mask])) < GROUP_MIN_MACHINES or mask.sum() < GROUP_MIN_ROWS:
+            continue  # one device's rows are that device, not a group: use the global fit
+        groups[g] = gx if grouping == "global" else fit_params(design, mask, prior=gx)
+        group_rows[g] = int(mask.sum())
+    per_machine: dict[str, np.ndarray] = {}
+    machine_rows: dict[str, int] = {}
+    if machines:
+        for s in sorted(set(slugs[train])):
+            mask = train & (slugs == s)
+            g = keys[np.flatnonzero(mask)[0]]
+            per_machine[s] = fit_params(design, mask, prior=groups.get(g, gx))
+            machine_rows[s] = int(mask.sum())
+    return FitResult(grouping, gx, groups, per_machine, group_rows, machine_rows)
+
+
+def cross_validate(design: Design, grouping: str) -> np.ndarray:
+    """Leave-one-device-out predictions: refit without each machine's rows, predict them."""
+    slugs = np.array([o.machine for o in design.obs])
+    pred = np.zeros(design.n)
+    for s in sorted(set(slugs)):
+        held = slugs == s
+        fit = fit_hierarchy(design, grouping, ~held, machines=False)
+        x = np.array([fit.x_for(o, use_machine=False) for o in design.obs])
+        pred[held] = predict_tok_s(design, x)[held]
+    return pred
+
+
+def naive_predictions(design: Design) -> np.ndarray:
+    """The naive roofline: 100% of bandwidth and of compute, no overhead."""
+    x = np.array([0.0, 0.0, math.log(1e-8)])
+    return predict_tok_s(design, x)
+
+
+class ErrorStats(BaseModel):
+    rows: int
+    median_pct: float | None
+    p90_pct: float | None
+
+
+def error_stats(pred: np.ndarray, measured: np.ndarray) -> ErrorStats:
+    """Median and 90th percentile of |predicted / measured - 1|, in percent."""
+    if len(pred) == 0:
+        return ErrorStats(rows=0, median_pct=None, p90_pct=None)
+    ape = np.abs(np.asarray(pred) / np.asarray(measured) - 1.0) * 100.0
+    return ErrorStats(
+        rows=len(ape),
+        median_pct=round(float(np.median(ape)), 1),
+        p90_pct=round(float(np.percentile(ape, 90)), 1),
+    )
+
+
+# -- shipped defaults -------------------------------------------------------------------------
+
+
+class DefaultsFit(BaseModel):
+    """What `tokenwalk calibrate` fits from data/benchmarks.yaml, and how well it does."""
+
+    fitted: str
+    grouping: str
+    rows_used: int
+    rows_excluded: int
+    global_fit: dict[str, float | int]
+    groups: dict[str, dict[str, float | int]]
+    machines: dict[str, dict[str, float | int]]
+    grouping_cv: dict[str, dict[str, ErrorStats]]  # grouping -> phase -> CV error
+    errors: dict[str, dict[str, ErrorStats]]  # "cv" / "in_sample" / "naive" -> phase -> error
+    used: list[str]
+    excluded: list[str]
+
+
+def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | int]:
+    p = Params.from_x(x)
+    d: dict[str, float | int] = {
+        "eff_bw": round(p.eff_bw, 4),
+        "eff_compute": round(p.eff_compute, 4),
+        "overhead_s": float(f"{p.overhead_s:.3g}"),
+    }
+    if rows is not None:
+        d["rows"] = rows
+    return d
+
+
+def _by_phase(design: Design, pred: np.ndarray) -> dict[str, ErrorStats]:
+    out = {}
+    for phase in ("decode", "prefill"):
+        m = np.array([o.phase == phase for o in design.obs])
+        out[phase] = error_stats(pred[m], design.measured[m])
+    return out
+
+
+def fit_defaults(groupings: Sequence[str] = GROUPINGS) -> DefaultsFit:
+    """Fit every grouping, keep the one with the lowest cross-validated median error (decode
+    and prefill summed), and fit it on all rows."""
+    obs, excluded = benchmark_observations()
+    design = Design(obs)
+    cv: dict[str, dict[str, ErrorStats]] = {}
+    cv_pred: dict[str, np.ndarray] = {}
+    for g in groupings:
+        cv_pred[g] = cross_validate(design, g)
+        cv[g] = _by_phase(design, cv_pred[g])
+
+    def score(g: str) -> float:
+        return sum(s.median_pct or 0.0 for s in cv[g].values())
+
+    best = min(groupings, key=score)
+    fit = fit_hierarchy(design, best)
+    in_sample = predict_tok_s(design, np.array([fit.x_for(o) for o in design.obs]))
+    return DefaultsFit(
+        fitted=_dt.date.today().isoformat(),
+        grouping=best,
+        rows_used=len(obs),
+        rows_excluded=len(excluded),
+        global_fit=_params_dict(fit.global_x, design.n),
+        groups={g: _params_dict(x, fit.group_rows[g]) for g, x in fit.groups.items()},
+        machines={s: _params_dict(x, fit.machine_rows[s]) for s, x in fit.machines.items()},
+        grouping_cv=cv,
+        errors={
+            "cv": _by_phase(design, cv_pred[best]),
+            "in_sample": _by_phase(design, in_sample),
+            "naive": _by_phase(design, naive_predictions(design)),
+        },
+        used=[o.label for o in obs],
+        excluded=excluded,
+    )
+
+
+def timing_yaml(fit: DefaultsFit) -> str:
+    """The text of data/timing.yaml for a fit."""
+    import yaml
+
+    head = (
+        "# Fitted efficiencies of the timing model, written by `tokenwalk calibrate "
+        "--write-defaults`\n"
+        "# from data/benchmarks.yaml. Do not edit by hand: change the data and refit.\n"
+        "# time of a pass = max(bytes / (bandwidth x eff_bw), flops / (fp16 rate x eff_compute))\n"
+        "#                  + layers x overhead_s\n"
+        "# Lookup order for a machine: its own fit (machine files), machines: here, its group\n"
+        "# (grouping: chosen by leave-one-device-out cross-validation), global.\n"
+    )
+    body = {
+        "fitted": fit.fitted,
+        "grouping": fit.grouping,
+        "loss": f"huber(ln predicted/measured, delta {HUBER_DELTA}) + {PRIOR_WEIGHT} x "
+        "|ln params - ln parent params|^2",
+        "rows_used": fit.rows_used,
+        "rows_excluded": fit.rows_excluded,
+        "global": fit.global_fit,
+        "groups": fit.groups,
+        "machines": fit.machines,
+        "error_pct": {
+            k: {ph: s.model_dump() for ph, s in v.items()} for k, v in fit.errors.items()
+        },
+        "grouping_cv_pct": {
+            k: {ph: s.model_dump() for ph, s in v.items()} for k, v in fit.grouping_cv.items()
+        },
+        "used": fit.used,
+        "excluded": fit.excluded,
+    }
+    return head + yaml.safe_dump(body, sort_keys=False, width=100)
+
+
+# -- a user's llama-bench runs ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """One llama-bench result: a pp or tg test of one model file."""
+
+    model_filename: str
+    model_type: str
+    model_size: int
+    model_n_params: int
+    n_prompt: int
+    n_gen: int
+    n_depth: int
+    n_ubatch: int
+    avg_ts: float
+    backends: str
+
+
+def _int(v: Any, default: int = 0) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def read_llama_bench(path: str | Path) -> list[BenchRun]:
+    """Runs from `llama-bench -o json` (a list) or `-o jsonl` (one object a line)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    text = text.strip()
+    try:
+        if text.startswith("["):
+            raw = json.loads(text)
+        else:
+            raw = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise SpecError(
+            f"{path}: not llama-bench JSON or JSONL (line {exc.lineno}: {exc.msg})"
+        ) from None
+    runs = []
+    for i, r in enumerate(raw):
+        if not isinstance(r, dict) or "avg_ts" not in r:
+            raise SpecError(f"{path}: entry {i + 1} is not a llama-bench result (no avg_ts)")
+        run = BenchRun(
+            model_filename=str(r.get("model_filename", "")),
+            model_type=str(r.get("model_type", "")),
+            model_size=_int(r.get("model_size")),
+            model_n_params=_int(r.get("model_n_params")),
+            n_prompt=_int(r.get("n_prompt")),
+            n_gen=_int(r.get("n_gen")),
+            n_depth=_int(r.get("n_depth")),
+            n_ubatch=_int(r.get("n_ubatch"), DEFAULT_UBATCH) or DEFAULT_UBATCH,
+            avg_ts=float(r.get("avg_ts") or 0.0),
+            backends=str(r.get("backends", "")),
+        )
+        if run.avg_ts <= 0 or (run.n_prompt > 0) == (run.n_gen > 0):
+            raise SpecError(
+                f"{path}: entry {i + 1}: expected a pp or a tg test with a positive avg_ts"
+            )
+        runs.append(run)
+    if not runs:
+        raise SpecError(f"{path}: no llama-bench results in the file")
+    return runs
+
+
+def _match_catalogue(run: BenchRun) -> Model:
+    """The catalogue model and preset a llama-bench run's file matches (name, then size)."""
+    from tokenwalk.catalog import load_models
+
+    stem = Path(run.model_filename).name.lower().replace("_", "-")
+    cands = [e for e in load_models() if any(n.lower() in stem for n in (e.slug, *e.aliases))]
+    if not cands and run.model_n_params:
+        cands = list(load_models())
+    best: tuple[float, Model] | None = None
+    for e in cands:
+        for preset in _SIZE_PRESETS + ("Q4_K_S", "MXFP4", "IQ4_XS"):
+            try:
+                m = _catalogue_model(e.slug, preset)
+            except TokenwalkError:
+                continue
+            err = 0.0
+            if run.model_n_params:
+                err += abs(math.log(m.params / run.model_n_params)) * 4
+            if run.model_size:
+                err += abs(math.log(m.tensor_bytes / run.model_size))
+            if best is None or err < best[0]:
+                best = (err, m)
+    if best is None or best[0] > 0.15:
+        raise InputError(
+            f"cannot match '{run.model_filename or run.model_type}' to a catalogue model; "
+            "give the GGUF file with --model"
+        )
+    return best[1]
+
+
+class MachineFit(BaseModel):
+    machine: str
+    runs: int
+    before: dict[str, float]
+    after: dict[str, float]
+    error_before: ErrorStats
+    error_after: ErrorStats
+    rows: list[dict[str, Any]]  # per run: test, model, measured, predicted before and after
+
+
+def calibrate_machine(
+    machine: Any, runs: Iterable[BenchRun], model: Model | None = None
+) -> MachineFit:
+    """Fit one machine's efficiencies to its llama-bench runs, pulled towards its current ones."""
+    runs = list(runs)
+    obs = []
+    for r in runs:
+        m = model or _match_catalogue(r)
+        phase = "prefill" if r.n_prompt > 0 else "decode"
+        n = r.n_prompt if phase == "prefill" else r.n_gen
+        test = f"{'pp' if phase == 'prefill' else 'tg'}{n}" + (
+            f"@d{r.n_depth}" if r.n_depth else ""
+        )
+        obs.append(
+            observation(
+                m,
+                label=f"{m.name} {m.quant} {test}",
+                machine=machine.slug,
+                kind=machine.kind,
+                backend=machine.backend,
+                bandwidth_gbs=machine.bandwidth_gbs,
+                tflops=machine.tflops,
+                phase=phase,
+                n_tokens=n,
+                tok_s=r.avg_ts,
+                ubatch=r.n_ubatch,
+                depth=r.n_depth,
+            )
+        )
+    if any(o.phase == "prefill" for o in obs) and not machine.tflops:
+        raise InputError(f"machine '{machine.slug}' has no FP16 rate; give --tflops to fit prefill")
+    design = Design(obs)
+    f = machine.fit
+    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s).to_x()
+    x = fit_params(design, np.ones(design.n, dtype=bool), prior=prior, prior_weight=PRIOR_WEIGHT)
+    before = predict_tok_s(design, prior)
+    after = predict_tok_s(design, x)
+    return MachineFit(
+        machine=machine.slug,
+        runs=len(obs),
+        before=_params_dict(prior),
+        after=_params_dict(x),
+        error_before=error_stats(before, design.measured),
+        error_after=error_stats(after, design.measured),
+        rows=[
+            {
+                "test": o.label,
+                "measured_tok_s": o.measured_tok_s,
+                "before_tok_s": round(float(b), 2),
+                "after_tok_s": round(float(a), 2),
+            }
+            for o, b, a in zip(obs, before, after, strict=True)
+        ],
+    )
+
+
+def write_machine_fit(path: Path, slug: str, fit: MachineFit, note: str) -> None:
+    """Store `fit.after` as the `fit:` of machine `slug` in the user file `path` (created if
+    missing); written to a temporary file and renamed, so a failure leaves the file as it was."""
+    import yaml
+
+    entries: list[Any] = []
+    if path.exists():
+        try:
+            entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        except (OSError, yaml.YAMLError) as exc:
+            raise SpecError(f"{path}: cannot read the machine file ({exc})") from None
+        if not isinstance(entries, list):
+            raise SpecError(f"{path}: expected a YAML list of machines")
+    value = {**fit.after, "source": note}
+    for e in entries:
+        if isinstance(e, dict) and str(e.get("slug", "")).lower() == slug.lower():
+            e["fit"] = value
+            break
+    else:
+        entries.append({"slug": slug, "fit": value})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(
+        "# tokenwalk machine file: entries here add machines or override catalogue fields\n"
+        + yaml.safe_dump(entries, sort_keys=False, width=100),
+        encoding="utf-8",
+    )
+    tmp.replace(path)

@@ -1,0 +1,521 @@
+"""How long a pass takes: the roofline, made honest by fitted efficiencies.
+
+A pass runs n tokens (per stream, over s streams) through every layer at context c (tokens
+already cached). It reads
+
+    B(n, c) = W(n s) + s x KV(n, c) + 2 s x S                                        [bytes]
+
+(W: weights the n s tokens touch, experts woken included; KV: the cache cells its queries see;
+S: the recurrent state, read and written) and does
+
+    F(n, c) = 2 x P_body x n s + 2 x P_head x logits + s x A(n, c)                    [FLOP]
+
+(P_body: active weights below the output head; the head only runs for the tokens that need
+logits; A: attention scores and the weighted sum of values). Its time is
+
+    t = max(B / (BW x eff_bw), F / (FLOPS x eff_compute)) + L x overhead_s            [s]
+
+with BW, FLOPS the spec-sheet rates, L the decoding layers and (eff_bw, eff_compute,
+overhead_s) the machine's fitted efficiencies. Decode is n = 1 per stream; prefill is chunks of
+`ubatch` tokens with the context growing chunk by chunk; speculative verification is n = draft
+length + 1. Everything here is pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.costs.kv import STATE_ELEMENT_BYTES, kv_bytes_per_cell, kv_element_bytes
+from tokenwalk.costs.weights import active_params, weight_bytes_read
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Efficiency, Machine
+from tokenwalk.model.layers import Attention, Layer
+from tokenwalk.model.model import Model, Role
+
+__all__ = [
+    "READING_TOK_S",
+    "DEFAULT_UBATCH",
+    "PassWork",
+    "PassCost",
+    "DecodeReport",
+    "PrefillChunk",
+    "PrefillReport",
+    "head_params",
+    "attended_cells",
+    "kv_read_bytes",
+    "state_traffic_bytes",
+    "matmul_flops",
+    "attention_flops",
+    "recurrent_flops",
+    "pass_work",
+    "pass_seconds",
+    "pass_time",
+    "decode_ceiling_tok_s",
+    "machine_balance",
+    "prefill_chunks",
+    "decode_report",
+    "prefill_report",
+]
+
+READING_TOK_S = (5.0, 8.0)  # silent reading, in tokens per second (about 4 to 6 words)
+DEFAULT_UBATCH = 512  # llama.cpp's n_ubatch: tokens per prefill pass
+RECURRENT_FLOPS_PER_STATE_ELEMENT = 4.0  # read S.k, decay, rank-one update, S.q per token
+
+
+# -- the work of a pass (machine-independent) -------------------------------------------------
+
+
+def head_params(model: Model) -> int:
+    """Weights of the output head (the tied embedding table when there is no separate head)."""
+    head = sum(t.n_elements for t in model.tensors if t.role is Role.OUTPUT)
+    if head:
+        return head
+    emb = model.embedding
+    return emb.n_elements if emb is not None and model.spec.tied_embeddings else 0
+
+
+def attended_cells(layer: Layer, n_tokens: int, ctx: int) -> float:
+    """Mean cells a query of the pass attends to: c + (n + 1) / 2 under the causal mask,
+    capped at the window W for sliding layers. Cells (tokens)."""
+    mean = ctx + (n_tokens + 1) / 2
+    if layer.attention is Attention.SLIDING and layer.window:
+        return min(mean, float(layer.window))
+    return mean
+
+
+def _cells_read(layer: Layer, n_tokens: int, ctx: int) -> float:
+    """Cells of the cache a pass reads: c + n, or at most W + n for a sliding layer."""
+    if layer.attention is Attention.SLIDING and layer.window:
+        return min(ctx + n_tokens, layer.window + n_tokens)
+    return ctx + n_tokens
+
+
+def kv_read_bytes(model: Model, n_tokens: int, ctx: int, kv_type: str = "f16") -> float:
+    """KV bytes one stream's pass reads: sum of bytes per cell x cells read. Bytes."""
+    return sum(
+        kv_bytes_per_cell(layer, kv_type) * _cells_read(layer, n_tokens, ctx)
+        for layer in model.decoding_layers
+        if layer.has_kv
+    )
+
+
+def state_traffic_bytes(model: Model) -> float:
+    """Recurrent state one stream's pass moves: read once and written once, 2 x S. Bytes."""
+    per_seq = sum(
+        x.state_elems for x in model.decoding_layers if x.attention is Attention.RECURRENT
+    )
+    return 2.0 * per_seq * STATE_ELEMENT_BYTES
+
+
+def matmul_flops(model: Model, n_tokens: float, n_logits: float) -> float:
+    """Weight FLOPs: 2 x (P_active - P_head) x n + 2 x P_head x logits (2 per weight per token)."""
+    head = head_params(model)
+    body = max(active_params(model) - head, 0.0)
+    return 2.0 * body * n_tokens + 2.0 * head * n_logits
+
+
+def _attention_width(model: Model, layer: Layer) -> int:
+    """Per-head elements a score and a value sum touch: d_k + d_v (MLA: latent + rope, latent)."""
+    if layer.attention is Attention.MLA:
+        return layer.head_k + model.spec.kv_lora_rank
+    return layer.head_k + layer.head_v
+
+
+def attention_flops(model: Model, n_tokens: int, ctx: int) -> float:
+    """Attention FLOPs of one stream: sum over layers 2 x n x c_eff x n_head x (d_k + d_v). FLOP."""
+    total = 0.0
+    for layer in model.decoding_layers:
+        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
+            continue
+        n_head = model.spec.n_head[layer.index]
+        c_eff = attended_cells(layer, n_tokens, ctx)
+        total += 2.0 * n_tokens * c_eff * n_head * _attention_width(model, layer)
+    return total
+
+
+def recurrent_flops(model: Model, n_tokens: int) -> float:
+    """State-update FLOPs of one stream: 4 x state elements x n (small next to weights)."""
+    elems = sum(x.state_ssm for x in model.decoding_layers if x.attention is Attention.RECURRENT)
+    return RECURRENT_FLOPS_PER_STATE_ELEMENT * elems * n_tokens
+
+
+class PassWork(BaseModel):
+    """What one pass reads and computes, independent of the machine."""
+
+    model_config = ConfigDict(frozen=True)
+    n_tokens: int  # tokens per stream
+    streams: int
+    ctx: int  # tokens cached before the pass (per stream)
+    weight_bytes: float
+    kv_read_bytes: float  # all streams
+    state_bytes: float  # recurrent state read + written, all streams
+    matmul_flops: float
+    attention_flops: float  # all streams (recurrent state updates included)
+    n_layers: int
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.kv_read_bytes + self.state_bytes
+
+    @property
+    def flops(self) -> float:
+        return self.matmul_flops + self.attention_flops
+
+    @property
+    def intensity_flop_per_byte(self) -> float:
+        """Arithmetic intensity = F / B. FLOP per byte."""
+        return self.flops / self.bytes if self.bytes else math.inf
+
+
+def pass_work(
+    model: Model,
+    n_tokens: int,
+    ctx: int,
+    *,
+    kv_type: str = "f16",
+    streams: int = 1,
+    n_logits: float | None = None,
+    weight_bytes: float | None = None,
+) -> PassWork:
+    """B(n, c) and F(n, c) of a pass of `n_tokens` per stream over `streams` streams at `ctx`.
+
+    `n_logits` defaults to every token (decoding, verification); prefill passes ask for the last
+    token only. `weight_bytes` lets a caller reuse W(n s) computed once for many passes.
+    """
+    if n_tokens < 1 or streams < 1 or ctx < 0:
+        raise InputError(
+            f"a pass needs n >= 1, streams >= 1, ctx >= 0 (got {n_tokens}, {streams}, {ctx})"
+        )
+    kv_element_bytes(kv_type)
+    total = n_tokens * streams
+    if weight_bytes is None:
+        weight_bytes = weight_bytes_read(model, total)
+    logits = total if n_logits is None else n_logits
+    attn = attention_flops(model, n_tokens, ctx) + recurrent_flops(model, n_tokens)
+    return PassWork(
+        n_tokens=n_tokens,
+        streams=streams,
+        ctx=ctx,
+        weight_bytes=weight_bytes,
+        kv_read_bytes=streams * kv_read_bytes(model, n_tokens, ctx, kv_type),
+        state_bytes=streams * state_traffic_bytes(model),
+        matmul_flops=matmul_flops(model, total, logits),
+        attention_flops=streams * attn,
+        n_layers=len(model.decoding_layers),
+    )
+
+
+# -- time on a machine ------------------------------------------------------------------------
+
+
+class PassCost(BaseModel):
+    """A pass on a machine: the work, the three terms of its time, and which one won."""
+
+    model_config = ConfigDict(frozen=True)
+    work: PassWork
+    memory_s: float  # B / (BW x eff_bw)
+    compute_s: float  # F / (FLOPS x eff_compute)
+    overhead_s: float  # L x overhead per layer
+    time_s: float  # max(memory_s, compute_s) + overhead_s
+    bound: str  # "memory" or "compute"
+
+
+def pass_seconds(
+    bytes_: float,
+    flops: float,
+    n_layers: int,
+    bandwidth_gbs: float,
+    tflops: float | None,
+    fit: Efficiency,
+) -> tuple[float, float, float]:
+    """(memory_s, compute_s, overhead_s) = (B / (BW x eff_bw), F / (FLOPS x eff_compute),
+    L x overhead). Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate
+    (None) leaves the compute term out, which only a memory-bound pass can afford."""
+    memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
+    compute_s = flops / (tflops * 1e12 * fit.eff_compute) if tflops else 0.0
+    return memory_s, compute_s, n_layers * fit.overhead_s
+
+
+def _cost(work: PassWork, machine: Machine) -> PassCost:
+    mem, comp, over = pass_seconds(
+        work.bytes, work.flops, work.n_layers, machine.bandwidth_gbs, machine.tflops, machine.fit
+    )
+    return PassCost(
+        work=work,
+        memory_s=mem,
+        compute_s=comp,
+        overhead_s=over,
+        time_s=max(mem, comp) + over,
+        bound="compute" if comp > mem else "memory",
+    )
+
+
+def pass_time(
+    model: Model,
+    machine: Machine,
+    n_tokens: int,
+    ctx: int,
+    *,
+    kv_type: str = "f16",
+    streams: int = 1,
+    n_logits: float | None = None,
+) -> PassCost:
+    """Time of one pass: max(B / (BW x eff_bw), F / (FLOPS x eff_compute)) + L x overhead.
+
+    The building block of decode (n = 1), prefill (n = ubatch), speculative verification
+    (n = draft + 1), `budget` and `trace`.
+    """
+    return _cost(
+        pass_work(model, n_tokens, ctx, kv_type=kv_type, streams=streams, n_logits=n_logits),
+        machine,
+    )
+
+
+def decode_ceiling_tok_s(bandwidth_gbs: float, bytes_per_token: float) -> float:
+    """Bandwidth ceiling on writing speed: tok/s <= BW / bytes read per token."""
+    return bandwidth_gbs * 1e9 / bytes_per_token
+
+
+def machine_balance(machine: Machine) -> float | None:
+    """Balance point = FLOPS / BW: FLOP per byte above which a pass is compute-bound (spec)."""
+    return machine.balance_flop_per_byte
+
+
+# -- decode -----------------------------------------------------------------------------------
+
+
+class DecodeReport(BaseModel):
+    """The answer of `tokenwalk decode`: one decoding step at context `ctx`."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    quant: str
+    machine: str
+    machine_name: str
+    bandwidth_gbs: float
+    tflops: float | None
+    fit: Efficiency
+    ctx: int
+    kv_type: str
+    parallel: int
+    ceiling_tok_s: float  # per stream: BW / bytes per step
+    tok_s: float  # per stream
+    aggregate_tok_s: float  # all streams
+    aggregate_ceiling_tok_s: float
+    ms_per_token: float  # one step, per stream
+    step_bytes: float  # bytes a step reads (all streams)
+    bytes_per_token: float  # step bytes / streams
+    weights_bytes: float
+    kv_read_bytes: float
+    state_bytes: float
+    flops_per_token: float
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+    bound: str
+    bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
+    arithmetic_intensity: float  # FLOP per byte of a step
+    machine_balance: float | None  # FLOP per byte at the machine's balance point
+    reading_tok_s: tuple[float, float]
+    vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
+
+
+def _vs_reading(tok_s: float) -> str:
+    lo, hi = READING_TOK_S
+    if tok_s > hi:
+        return "faster than reading"
+    if tok_s >= lo:
+        return "about reading speed"
+    return "slower than reading"
+
+
+def decode_report(
+    model: Model,
+    machine: Machine,
+    *,
+    ctx: int = 0,
+    kv_type: str = "f16",
+    parallel: int = 1,
+) -> DecodeReport:
+    """A decoding step of `parallel` streams at context `ctx`: ceiling, estimate, bytes."""
+    if ctx < 0:
+        raise InputError(f"--ctx must be 0 or more tokens, not {ctx}")
+    if ctx > 1 << 30:
+        raise InputError(f"--ctx {ctx:,} is beyond any model's context")
+    if parallel < 1 or parallel > 4096:
+        raise InputError(f"--parallel must be between 1 and 4096, not {parallel}")
+    kv_type = kv_type.lower()
+    cost = pass_time(model, machine, 1, ctx, kv_type=kv_type, streams=parallel)
+    w = cost.work
+    per_token = w.bytes / parallel
+    return DecodeReport(
+        model=model.name,
+        quant=model.quant,
+        machine=machine.slug,
+        machine_name=machine.name,
+        bandwidth_gbs=machine.bandwidth_gbs,
+        tflops=machine.tflops,
+        fit=machine.fit,
+        ctx=ctx,
+        kv_type=kv_type,
+        parallel=parallel,
+        ceiling_tok_s=decode_ceiling_tok_s(machine.bandwidth_gbs, w.bytes),
+        tok_s=1.0 / cost.time_s,
+        aggregate_tok_s=parallel / cost.time_s,
+        aggregate_ceiling_tok_s=decode_ceiling_tok_s(machine.bandwidth_gbs, per_token),
+        ms_per_token=cost.time_s * 1e3,
+        step_bytes=w.bytes,
+        bytes_per_token=per_token,
+        weights_bytes=w.weight_bytes,
+        kv_read_bytes=w.kv_read_bytes,
+        state_bytes=w.state_bytes,
+        flops_per_token=w.flops / parallel,
+        memory_s=cost.memory_s,
+        compute_s=cost.compute_s,
+        overhead_s=cost.overhead_s,
+        bound=cost.bound,
+        bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
+        arithmetic_intensity=w.intensity_flop_per_byte,
+        machine_balance=machine_balance(machine),
+        reading_tok_s=READING_TOK_S,
+        vs_reading=_vs_reading(1.0 / cost.time_s),
+    )
+
+
+# -- prefill ----------------------------------------------------------------------------------
+
+
+def prefill_chunks(
+    prompt: int, cached: int = 0, ubatch: int = DEFAULT_UBATCH
+) -> list[tuple[int, int]]:
+    """(ctx, n) of each prefill pass: ubatch-sized chunks from `cached` to `prompt` tokens."""
+    return [(s, min(ubatch, prompt - s)) for s in range(cached, prompt, ubatch)]
+
+
+class PrefillChunk(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    index: int
+    tokens: int
+    ctx: int  # tokens already in the cache when the chunk starts
+    time_s: float
+    bound: str  # "compute" or "memory"
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+    weight_bytes: float
+    flops: float
+    attention_share: float  # attention FLOPs / all FLOPs of the chunk
+
+
+class PrefillReport(BaseModel):
+    """The answer of `tokenwalk prefill`: the prompt in chunks, time to first token."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    quant: str
+    machine: str
+    machine_name: str
+    bandwidth_gbs: float
+    tflops: float
+    fit: Efficiency
+    prompt: int
+    cached_tokens: int
+    tokens: int  # tokens computed: prompt - cached
+    ubatch: int
+    kv_type: str
+    ttft_s: float  # sum of the chunk times
+    tok_s: float  # tokens / ttft
+    flops: float
+    attention_flops: float
+    attention_share: float  # attention FLOPs / all FLOPs
+    compute_bound_chunks: int
+    memory_bound_chunks: int
+    flops_per_token: float
+    machine_balance: float | None
+    chunks: list[PrefillChunk]
+
+
+def prefill_report(
+    model: Model,
+    machine: Machine,
+    *,
+    prompt: int,
+    cached: int = 0,
+    ubatch: int = DEFAULT_UBATCH,
+    kv_type: str = "f16",
+) -> PrefillReport:
+    """Prefill of `prompt` tokens, `cached` of them reused from a prefix cache, in chunks."""
+    if prompt < 1:
+        raise InputError(f"--prompt must be at least 1 token, not {prompt}")
+    if prompt > 1 << 30:
+        raise InputError(f"--prompt {prompt:,} is beyond any model's context")
+    if cached < 0:
+        raise InputError(f"--cached must be 0 or more tokens, not {cached}")
+    if cached >= prompt:
+        raise InputError(
+            f"--cached {cached:,} must be below --prompt {prompt:,} (at least one token runs)"
+        )
+    if ubatch < 1 or ubatch > 1 << 20:
+        raise InputError(f"--ubatch must be between 1 and 1,048,576, not {ubatch}")
+    if not machine.tflops:
+        raise InputError(
+            f"machine '{machine.slug}' has no FP16 rate in the catalogue, and prefill is set by "
+            "compute; give --tflops"
+        )
+    kv_type = kv_type.lower()
+    plan = prefill_chunks(prompt, cached, ubatch)
+    weights: dict[int, float] = {}
+    chunks: list[PrefillChunk] = []
+    for i, (ctx, n) in enumerate(plan):
+        if n not in weights:
+            weights[n] = weight_bytes_read(model, n)
+        last = i == len(plan) - 1
+        work = pass_work(
+            model, n, ctx, kv_type=kv_type, n_logits=1 if last else 0, weight_bytes=weights[n]
+        )
+        cost = _cost(work, machine)
+        chunks.append(
+            PrefillChunk(
+                index=i,
+                tokens=n,
+                ctx=ctx,
+                time_s=cost.time_s,
+                bound=cost.bound,
+                memory_s=cost.memory_s,
+                compute_s=cost.compute_s,
+                overhead_s=cost.overhead_s,
+                weight_bytes=work.weight_bytes,
+                flops=work.flops,
+                attention_share=work.attention_flops / work.flops if work.flops else 0.0,
+            )
+        )
+    ttft = sum(c.time_s for c in chunks)
+    flops = sum(c.flops for c in chunks)
+    attn = sum(c.flops * c.attention_share for c in chunks)
+    tokens = prompt - cached
+    return PrefillReport(
+        model=model.name,
+        quant=model.quant,
+        machine=machine.slug,
+        machine_name=machine.name,
+        bandwidth_gbs=machine.bandwidth_gbs,
+        tflops=machine.tflops,
+        fit=machine.fit,
+        prompt=prompt,
+        cached_tokens=cached,
+        tokens=tokens,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        ttft_s=ttft,
+        tok_s=tokens / ttft,
+        flops=flops,
+        attention_flops=attn,
+        attention_share=attn / flops if flops else 0.0,
+        compute_bound_chunks=sum(c.bound == "compute" for c in chunks),
+        memory_bound_chunks=sum(c.bound == "memory" for c in chunks),
+        flops_per_token=flops / tokens,
+        machine_balance=machine_balance(machine),
+        chunks=chunks,
+    )

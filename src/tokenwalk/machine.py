@@ -1,0 +1,273 @@
+"""`Machine`: what a computer can move and compute, and how much of it an engine gets.
+
+A machine is a catalogue entry (`data/machines.yaml`), an entry of a user's own file
+(`--machines-file`, `TOKENWALK_MACHINES`, `<config dir>/tokenwalk/machines.yaml`), or given
+inline (`--bandwidth 128 --tflops 12`); inline flags also override fields of a named machine.
+
+Its `fit` holds the efficiencies of the timing model (share of the bandwidth and of the compute
+an engine reaches, and a fixed cost per layer and pass). They come, in this order, from the
+machine's own `fit:` (written by `tokenwalk calibrate`), from the per-machine fits shipped in
+`data/timing.yaml`, from that file's fit for the machine's group (backend), or from its global fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.errors import InputError, SpecError
+
+__all__ = [
+    "Efficiency",
+    "Machine",
+    "TimingDefaults",
+    "MAX_BANDWIDTH_GBS",
+    "MAX_TFLOPS",
+    "data_dir",
+    "timing_defaults",
+    "default_efficiency",
+    "fit_group",
+    "user_machine_files",
+    "user_machines_path",
+    "resolve_machine",
+]
+
+MAX_BANDWIDTH_GBS = 100_000.0
+MAX_TFLOPS = 100_000.0
+
+
+class Efficiency(BaseModel):
+    """The fitted part of the timing model: time = max(B / (BW x eff_bw), F / (FLOPS x
+    eff_compute)) + layers x overhead_s. `source` says where the numbers come from."""
+
+    model_config = ConfigDict(frozen=True)
+    eff_bw: float  # share of the spec-sheet bandwidth a pass reaches (0..1)
+    eff_compute: float  # share of the dense FP16 rate a pass reaches (0..1)
+    overhead_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
+    source: str = "default"
+
+
+# Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
+_FALLBACK = Efficiency(eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, source="built-in fallback")
+
+
+class Machine(BaseModel):
+    """A machine as the timing model sees it. Decimal units: GB/s, TFLOPS, bytes."""
+
+    model_config = ConfigDict(frozen=True)
+    slug: str
+    name: str
+    kind: str  # igpu, apple, gpu, datacenter, cpu, sbc
+    backend: str  # metal, cuda, rocm, vulkan, cpu, ...
+    memory_bytes: float | None
+    bandwidth_gbs: float
+    tflops: float | None  # dense FP16 (matrix units where llama.cpp uses them); None: unknown
+    disk_read_gbs: float | None = None
+    fit: Efficiency
+
+    @property
+    def balance_flop_per_byte(self) -> float | None:
+        """Machine balance = FLOPS / bandwidth = tflops x 1e12 / (GB/s x 1e9). FLOP per byte."""
+        if not self.tflops:
+            return None
+        return self.tflops * 1e12 / (self.bandwidth_gbs * 1e9)
+
+
+# -- shipped fitted defaults ------------------------------------------------------------------
+
+
+def data_dir() -> Path:
+    """The package data directory: `tokenwalk/data` in a wheel, `data/` in a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "data", here.parent.parent / "data"):
+        if candidate.is_dir():
+            return candidate
+    return here / "data"
+
+
+class TimingDefaults(BaseModel):
+    """`data/timing.yaml`: fitted efficiencies, global, per group and per machine."""
+
+    fitted: str = ""
+    grouping: str = "backend"
+    global_fit: Efficiency = _FALLBACK
+    groups: dict[str, Efficiency] = {}
+    machines: dict[str, Efficiency] = {}
+
+
+def _efficiency(raw: Any, source: str) -> Efficiency:
+    if not isinstance(raw, Mapping):
+        raise SpecError(f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s")
+    try:
+        return Efficiency(
+            eff_bw=float(raw["eff_bw"]),
+            eff_compute=float(raw["eff_compute"]),
+            overhead_s=float(raw["overhead_s"]),
+            source=str(raw.get("source", source)),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"{source}: bad fit ({exc})") from None
+
+
+@functools.lru_cache(maxsize=4)
+def timing_defaults(path: str | None = None) -> TimingDefaults:
+    """Load `data/timing.yaml` (or `path`); a missing file gives the built-in fallback."""
+    import yaml
+
+    p = Path(path) if path else data_dir() / "timing.yaml"
+    if not p.exists():
+        return TimingDefaults()
+    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    grouping = str(raw.get("grouping", "backend"))
+    return TimingDefaults(
+        fitted=str(raw.get("fitted", "")),
+        grouping=grouping,
+        global_fit=_efficiency(raw.get("global", {}), "global fit (data/timing.yaml)"),
+        groups={
+            str(k): _efficiency(v, f"{grouping} {k} (data/timing.yaml)")
+            for k, v in (raw.get("groups") or {}).items()
+        },
+        machines={
+            str(k): _efficiency(v, f"machine {k} (data/timing.yaml)")
+            for k, v in (raw.get("machines") or {}).items()
+        },
+    )
+
+
+def fit_group(kind: str, backend: str, grouping: str | None = None) -> str:
+    """The group whose fitted efficiencies a machine without its own fit uses."""
+    grouping = grouping or timing_defaults().grouping
+    if grouping == "kind":
+        return kind.lower()
+    if grouping == "kind+backend":
+        return f"{kind.lower()}/{backend.lower()}"
+    return backend.lower()
+
+
+def default_efficiency(slug: str | None, kind: str, backend: str) -> Efficiency:
+    """Shipped efficiencies for a machine: its own fit, its group's, or the global one."""
+    d = timing_defaults()
+    if slug and slug in d.machines:
+        return d.machines[slug]
+    group = fit_group(kind, backend, d.grouping)
+    if group in d.groups:
+        return d.groups[group]
+    return d.global_fit
+
+
+# -- user files -------------------------------------------------------------------------------
+
+
+def user_machines_path() -> Path:
+    """The machine file in the platform's config directory (may not exist)."""
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("tokenwalk")) / "machines.yaml"
+
+
+def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:
+    """User machine files, lowest priority first: config dir, $TOKENWALK_MACHINES, --machines-file.
+
+    Files named explicitly (flag or environment) must exist; the config-dir file is optional.
+    """
+    files: list[Path] = []
+    default = user_machines_path()
+    if default.is_file():
+        files.append(default)
+    env = os.environ.get("TOKENWALK_MACHINES")
+    for named, what in ((env, "TOKENWALK_MACHINES"), (machines_file, "--machines-file")):
+        if not named:
+            continue
+        p = Path(named).expanduser()
+        if not p.is_file():
+            raise InputError(f"{what}: no such machine file '{named}'")
+        files.append(p)
+    return files
+
+
+# -- resolution -------------------------------------------------------------------------------
+
+
+def _check_numbers(bandwidth: float | None, tflops: float | None, memory: float | None) -> None:
+    if bandwidth is not None and not (0 < bandwidth <= MAX_BANDWIDTH_GBS):
+        raise InputError(
+            f"--bandwidth must be in (0, {MAX_BANDWIDTH_GBS:,.0f}] GB/s, not {bandwidth:g}"
+        )
+    if tflops is not None and not (0 < tflops <= MAX_TFLOPS):
+        raise InputError(f"--tflops must be in (0, {MAX_TFLOPS:,.0f}] TFLOPS, not {tflops:g}")
+    if memory is not None and not (0 < memory <= 1e6):
+        raise InputError(f"--memory must be a positive number of GB, not {memory:g}")
+
+
+def _entry_fit(entry: Any) -> Efficiency | None:
+    fit = getattr(entry, "fit", None)
+    if not fit:
+        return None
+    return _efficiency(fit, f"machine {entry.slug} (machine file)")
+
+
+def resolve_machine(
+    name: str | None,
+    *,
+    bandwidth: float | None = None,
+    tflops: float | None = None,
+    memory: float | None = None,
+    backend: str | None = None,
+    kind: str | None = None,
+    machines_file: str | Path | None = None,
+) -> Machine:
+    """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
+    machine given only inline (`--bandwidth` and `--tflops` both required then)."""
+    _check_numbers(bandwidth, tflops, memory)
+    if name:
+        from tokenwalk.catalog import find_machine
+
+        extra = user_machine_files(machines_file)
+        entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
+        k = (kind or entry.kind).lower()
+        b = (backend or entry.backend).lower()
+        own = _entry_fit(entry)
+        if own is not None and backend is None:
+            fit = own
+        else:
+            fit = default_efficiency(entry.slug if backend is None else None, k, b)
+        mem_gb = memory if memory is not None else entry.memory_gb
+        if not entry.bandwidth_gbs and bandwidth is None:
+            raise InputError(
+                f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
+            )
+        machine = Machine(
+            slug=entry.slug,
+            name=entry.name,
+            kind=k,
+            backend=b,
+            memory_bytes=mem_gb * 1e9 if mem_gb else None,
+            bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
+            tflops=tflops if tflops is not None else entry.fp16_tflops,
+            disk_read_gbs=getattr(entry, "disk_read_gbs", None),
+            fit=fit,
+        )
+        _check_numbers(machine.bandwidth_gbs, machine.tflops, None)
+        return machine
+    if bandwidth is None or tflops is None:
+        raise InputError(
+            "no machine given: use --machine NAME (see `tokenwalk machines`) or give "
+            "--bandwidth GBS and --tflops T"
+        )
+    k = (kind or "gpu").lower()
+    b = (backend or ("cpu" if k == "cpu" else "vulkan")).lower()
+    return Machine(
+        slug="custom",
+        name=f"custom ({bandwidth:g} GB/s, {tflops:g} TFLOPS)",
+        kind=k,
+        backend=b,
+        memory_bytes=memory * 1e9 if memory is not None else None,
+        bandwidth_gbs=bandwidth,
+        tflops=tflops,
+        fit=default_efficiency(None, k, b),
+    )
