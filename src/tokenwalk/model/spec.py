@@ -213,8 +213,8 @@ def _vocab_size(md: Mapping[str, Any], arch: str) -> int:
     if k in md and type(md[k]) is int:
         return md[k]
     tokens = md.get("tokenizer.ggml.tokens")
-    if tokens is not None:
-        return len(tokens)
+    if tokens is not None and not isinstance(tokens, (str, bytes)) and hasattr(tokens, "__len__"):
+        return len(tokens)  # a list or an ArrayInfo; a token list of the wrong type is ignored
     return 0
 
 
