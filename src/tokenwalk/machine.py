@@ -34,6 +34,7 @@ __all__ = [
     "fit_group",
     "user_machine_files",
     "user_machines_path",
+    "entry_fit",
     "resolve_machine",
 ]
 
@@ -204,7 +205,7 @@ def _check_numbers(bandwidth: float | None, tflops: float | None, memory: float 
         raise InputError(f"--memory must be a positive number of GB, not {memory:g}")
 
 
-def _entry_fit(entry: Any) -> Efficiency | None:
+def entry_fit(entry: Any) -> Efficiency | None:
     fit = getattr(entry, "fit", None)
     if not fit:
         return None
@@ -231,7 +232,7 @@ def resolve_machine(
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
-        own = _entry_fit(entry)
+        own = entry_fit(entry)
         if own is not None and backend is None:
             fit = own
         else:

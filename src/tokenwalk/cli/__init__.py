@@ -1,6 +1,6 @@
 """Command-line interface: parse -> resolve -> compute -> render; no arithmetic here."""
 
-from tokenwalk.cli import models_cmd, plan_cmd, size_cmd  # noqa: F401  (command registration)
+from tokenwalk.cli import machines_cmd, models_cmd, plan_cmd, size_cmd, time_cmd  # noqa: F401  (command registration)
 from tokenwalk.cli.app import app, main, run
 
 __all__ = ["app", "main", "run"]

@@ -1,0 +1,96 @@
+"""Typer options that name or describe a machine, shared by every command that needs one."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tokenwalk.machine import Machine
+
+__all__ = [
+    "MachineOpt",
+    "BandwidthOpt",
+    "TflopsOpt",
+    "MemoryOpt",
+    "BackendOpt",
+    "KindOpt",
+    "MachinesFileOpt",
+    "machine_from_options",
+]
+
+MachineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--machine",
+        "-m",
+        help="A machine by name (see `tokenwalk machines`), or give --bandwidth and --tflops.",
+        show_default=False,
+    ),
+]
+BandwidthOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--bandwidth",
+        help="Memory bandwidth, GB/s (overrides the named machine's).",
+        show_default=False,
+    ),
+]
+TflopsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--tflops", help="Dense FP16 TFLOPS (overrides the named machine's).", show_default=False
+    ),
+]
+MemoryOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--memory", help="Memory capacity, GB (overrides the named machine's).", show_default=False
+    ),
+]
+BackendOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--backend",
+        help="Backend: metal, cuda, rocm, vulkan, cpu, sycl, opencl.",
+        show_default=False,
+    ),
+]
+KindOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kind", help="Machine kind: igpu, apple, gpu, datacenter, cpu, sbc.", show_default=False
+    ),
+]
+MachinesFileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--machines-file",
+        help="A YAML file of your own machines, merged over the catalogue "
+        "(also $TOKENWALK_MACHINES and the config-dir machines.yaml).",
+        show_default=False,
+    ),
+]
+
+
+def machine_from_options(
+    machine: str | None,
+    bandwidth: float | None = None,
+    tflops: float | None = None,
+    memory: float | None = None,
+    backend: str | None = None,
+    kind: str | None = None,
+    machines_file: str | None = None,
+) -> Machine:
+    """Resolve the machine options (see `tokenwalk.machine.resolve_machine`)."""
+    from tokenwalk.machine import resolve_machine
+
+    return resolve_machine(
+        machine,
+        bandwidth=bandwidth,
+        tflops=tflops,
+        memory=memory,
+        backend=backend,
+        kind=kind,
+        machines_file=machines_file,
+    )

@@ -1,0 +1,214 @@
+"""`tokenwalk machines` (the machine catalogue) and `tokenwalk calibrate` (fit efficiencies)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel
+
+from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
+from tokenwalk.cli.machine_opts import MachineOpt, MachinesFileOpt, TflopsOpt
+
+
+class MachineRow(BaseModel):
+    slug: str
+    name: str
+    kind: str
+    backend: str
+    memory_gb: float | None
+    bandwidth_gbs: float | None
+    fp16_tflops: float | None
+    fp16_kind: str | None
+    eff_bw: float
+    eff_compute: float
+    overhead_s: float
+    fit_source: str
+    source: str
+
+
+class MachineList(BaseModel):
+    machines: list[MachineRow]
+
+
+def machine_rows(query: str | None = None, machines_file: str | None = None) -> list[MachineRow]:
+    """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
+    from tokenwalk.catalog import load_machines
+    from tokenwalk.machine import default_efficiency, entry_fit, user_machine_files
+
+    rows = []
+    for e in load_machines(user_machine_files(machines_file)):
+        hay = " ".join([e.slug, e.name, e.kind, e.backend, *e.aliases]).lower()
+        if query and query.lower() not in hay:
+            continue
+        fit = entry_fit(e) or default_efficiency(e.slug, e.kind, e.backend)
+        rows.append(
+            MachineRow(
+                slug=e.slug,
+                name=e.name,
+                kind=e.kind,
+                backend=e.backend,
+                memory_gb=e.memory_gb,
+                bandwidth_gbs=e.bandwidth_gbs,
+                fp16_tflops=e.fp16_tflops,
+                fp16_kind=e.fp16_kind,
+                eff_bw=fit.eff_bw,
+                eff_compute=fit.eff_compute,
+                overhead_s=fit.overhead_s,
+                fit_source=fit.source,
+                source=e.source.split()[0] if e.source else "",
+            )
+        )
+    return rows
+
+
+@app.command()
+def machines(
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            help="Only machines whose name, kind or backend contains this.", show_default=False
+        ),
+    ] = None,
+    machines_file: MachinesFileOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """List the machines: memory, bandwidth, FP16 rate and the efficiencies the timing model
+    uses for each. Your own files (--machines-file, $TOKENWALK_MACHINES) are merged in."""
+    from rich.table import Table
+
+    rows = machine_rows(query, machines_file)
+    if json:
+        emit_json(MachineList(machines=rows))
+        return
+    t = Table(title=f"{len(rows)} machines", title_justify="left")
+    t.add_column("slug", no_wrap=True)
+    t.add_column("name", max_width=30, no_wrap=True, overflow="ellipsis")
+    for col in ("kind", "backend"):
+        t.add_column(col)
+    for col in ("memory", "GB/s", "FP16 TFLOPS"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("fit bw/compute", no_wrap=True)
+    for r in rows:
+        own = r.fit_source.split()[0]
+        own = {"kind+backend": "group", "kind": "group", "backend": "group"}.get(own, own)
+        t.add_row(
+            r.slug,
+            r.name,
+            r.kind,
+            r.backend,
+            f"{r.memory_gb:g} GB" if r.memory_gb else "-",
+            f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "-",
+            f"{r.fp16_tflops:,.1f} {'m' if r.fp16_kind == 'matrix' else 'v'}"
+            if r.fp16_tflops
+            else "-",
+            f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}",
+        )
+    console = stdout_console()
+    console.print(t)
+    console.print(
+        "[dim]FP16: m = matrix units (tensor cores, WMMA, XMX), v = vector ALUs. fit: share of "
+        "bandwidth / compute reached, fitted per machine or per group (kind/backend). Sources: "
+        "--json.[/dim]"
+    )
+
+
+@app.command()
+def calibrate(
+    machine: MachineOpt = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option(
+            "--from", help="Your `llama-bench -o json` (or jsonl) output.", show_default=False
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="The GGUF file (or catalogue model) the runs used, when "
+            "its name does not match a catalogue model.",
+            show_default=False,
+        ),
+    ] = None,
+    tflops: TflopsOpt = None,
+    machines_file: MachinesFileOpt = None,
+    write_defaults: Annotated[
+        bool,
+        typer.Option("--write-defaults", help="Write the refit to the package's data/timing.yaml."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Fit and print, but write nothing.")
+    ] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Fit the timing model's efficiencies. Without --from: refit the shipped defaults from the
+    published runs (printed; --write-defaults stores them). With --machine and --from: fit one
+    machine from your own llama-bench runs and store it in your machine file."""
+    from tokenwalk.errors import InputError
+
+    if from_file is None:
+        if machine is not None or model is not None:
+            raise InputError("--machine and --model go with --from FILE (your llama-bench runs)")
+        _refit_defaults(write_defaults and not dry_run, json)
+        return
+    if machine is None:
+        raise InputError("--from needs --machine NAME: the machine the runs were made on")
+    if write_defaults:
+        raise InputError("--write-defaults refits the shipped defaults; it does not take --from")
+    _calibrate_one(machine, from_file, model, tflops, machines_file, dry_run, json)
+
+
+def _refit_defaults(write: bool, json: bool) -> None:
+    from tokenwalk.calibrate import fit_defaults, timing_yaml
+    from tokenwalk.machine import data_dir, timing_defaults
+
+    fit = fit_defaults()
+    if write:
+        path = data_dir() / "timing.yaml"
+        text = timing_yaml(fit)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        timing_defaults.cache_clear()
+        sys.stderr.write(f"tokenwalk: wrote {path}\n")
+    if json:
+        emit_json(fit)
+        return
+    from tokenwalk.render.calibrate import render_defaults
+
+    render_defaults(fit, stdout_console(), written=write)
+
+
+def _calibrate_one(
+    name: str,
+    from_file: str,
+    model_ref: str | None,
+    tflops: float | None,
+    machines_file: str | None,
+    dry_run: bool,
+    json: bool,
+) -> None:
+    from tokenwalk.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
+    from tokenwalk.machine import resolve_machine, user_machines_path
+
+    m = resolve_machine(name, tflops=tflops, machines_file=machines_file)
+    runs = read_llama_bench(from_file)
+    model = None
+    if model_ref:
+        from tokenwalk.model.resolve import load_model
+
+        model = load_model(model_ref).model
+    result = calibrate_machine(m, runs, model)
+    target = Path(machines_file) if machines_file else user_machines_path()
+    if not dry_run:
+        note = f"tokenwalk calibrate --from {Path(from_file).name} ({result.runs} runs)"
+        write_machine_fit(target, m.slug, result, note)
+    if json:
+        emit_json(result)
+        return
+    from tokenwalk.render.calibrate import render_machine_fit
+
+    render_machine_fit(result, stdout_console(), None if dry_run else target)

@@ -1,0 +1,85 @@
+"""Rich views of a refit of the shipped defaults and of one machine's calibration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.table import Table
+
+from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+
+__all__ = ["render_defaults", "render_machine_fit"]
+
+
+def _err(s: ErrorStats) -> str:
+    if s.median_pct is None:
+        return "-"
+    return f"{s.median_pct:.1f}% / {s.p90_pct:.1f}%"
+
+
+def _params(t: Table, name: str, p: dict) -> None:
+    rows = p.get("rows")
+    t.add_row(
+        name,
+        f"{p['eff_bw']:.0%}",
+        f"{p['eff_compute']:.0%}",
+        f"{p['overhead_s'] * 1e6:,.0f}",
+        "" if rows is None else str(int(rows)),
+    )
+
+
+def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
+    t = Table(
+        title=f"Timing model fitted on {fit.rows_used} published runs "
+        f"({fit.rows_excluded} left out), grouping: {fit.grouping}",
+        title_justify="left",
+    )
+    for col in ("fit", "eff_bw", "eff_compute", "overhead us/layer", "rows"):
+        t.add_column(col, justify="left" if col == "fit" else "right")
+    _params(t, "global", fit.global_fit)
+    for g, p in fit.groups.items():
+        _params(t, f"group {g}", p)
+    e = Table(title="Error: median / 90th percentile", title_justify="left")
+    for col in ("", "decode", "prefill"):
+        e.add_column(col, justify="left" if not col else "right")
+    names = {
+        "cv": "leave-one-device-out",
+        "in_sample": "in sample (machine fits)",
+        "naive": "naive roofline (100%, no overhead)",
+    }
+    for k, v in fit.errors.items():
+        e.add_row(names.get(k, k), _err(v["decode"]), _err(v["prefill"]))
+    for g, v in fit.grouping_cv.items():
+        e.add_row(f"  CV, grouping {g}", _err(v["decode"]), _err(v["prefill"]))
+    tail = "written to data/timing.yaml" if written else "not written (use --write-defaults)"
+    console.print(Group(t, "", e, "", f"[dim]{len(fit.machines)} machine fits; {tail}[/dim]"))
+
+
+def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
+    t = Table(title=f"{fit.machine}: {fit.runs} llama-bench runs", title_justify="left")
+    for col in ("run", "measured", "before", "after"):
+        t.add_column(col, justify="left" if col == "run" else "right")
+    for r in fit.rows:
+        t.add_row(
+            r["test"],
+            f"{r['measured_tok_s']:,.1f}",
+            f"{r['before_tok_s']:,.1f}",
+            f"{r['after_tok_s']:,.1f}",
+        )
+    p = Table(show_header=True, box=None)
+    for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "median error"):
+        p.add_column(col, justify="left" if not col else "right")
+    for name, d, err in (
+        ("before", fit.before, fit.error_before),
+        ("after", fit.after, fit.error_after),
+    ):
+        p.add_row(
+            name,
+            f"{d['eff_bw']:.0%}",
+            f"{d['eff_compute']:.0%}",
+            f"{d['overhead_s'] * 1e6:,.0f}",
+            f"{err.median_pct:.1f}%",
+        )
+    tail = f"stored in {written}" if written else "not written (--dry-run)"
+    console.print(Group(t, "", p, "", f"[dim]{tail}[/dim]"))

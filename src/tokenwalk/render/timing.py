@@ -1,0 +1,131 @@
+"""Rich views of `DecodeReport` and `PrefillReport`: the numbers and the reasoning behind them."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+
+from tokenwalk.costs.timing import DecodeReport, PrefillReport
+from tokenwalk.machine import Efficiency
+from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
+
+__all__ = ["render_decode", "render_prefill", "fit_line"]
+
+
+def fit_line(fit: Efficiency) -> str:
+    return (
+        f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute, "
+        f"{fit.overhead_s * 1e6:,.0f} us per layer  ({fit.source})"
+    )
+
+
+def _kv(t: Table, key: str, value: str, note: str = "") -> None:
+    t.add_row(key, value, note)
+
+
+def _summary() -> Table:
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    t.add_column(style="dim")
+    return t
+
+
+def render_decode(r: DecodeReport, console: Console) -> None:
+    title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  decode at {count(r.ctx)} tokens"
+    if r.parallel > 1:
+        title += f" x {r.parallel} streams"
+    reads = Table(title=title, title_justify="left")
+    reads.add_column("a step reads")
+    reads.add_column("bytes", justify="right")
+    reads.add_row("weights (experts woken included)", human_bytes(r.weights_bytes))
+    reads.add_row(f"KV cache at {count(r.ctx)} tokens ({r.kv_type})", human_bytes(r.kv_read_bytes))
+    if r.state_bytes:
+        reads.add_row("recurrent state (read + written)", human_bytes(r.state_bytes))
+    reads.add_row("[bold]total per step[/bold]", f"[bold]{human_bytes(r.step_bytes)}[/bold]")
+
+    s = _summary()
+    _kv(
+        s,
+        "ceiling",
+        rate(r.ceiling_tok_s),
+        f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_bytes)} per step",
+    )
+    _kv(s, "estimate", rate(r.tok_s), f"{r.ms_per_token:,.1f} ms per step, {r.bound}-bound")
+    _kv(
+        s,
+        "  memory",
+        seconds(r.memory_s),
+        f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
+    )
+    if r.tflops:
+        _kv(
+            s,
+            "  compute",
+            seconds(r.compute_s),
+            f"FLOPs / ({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})",
+        )
+    _kv(s, "  overhead", seconds(r.overhead_s), "fixed cost per layer")
+    _kv(
+        s,
+        "bandwidth used",
+        f"{r.bandwidth_used_gbs:,.0f} GB/s",
+        f"{pct(r.bandwidth_used_gbs / r.bandwidth_gbs)} of the spec sheet",
+    )
+    if r.parallel > 1:
+        _kv(
+            s,
+            "all streams",
+            rate(r.aggregate_tok_s),
+            f"{r.parallel} streams share each weight read "
+            f"(ceiling {rate(r.aggregate_ceiling_tok_s)})",
+        )
+    balance = (
+        f"machine balance {r.machine_balance:,.0f} FLOP/byte: "
+        + ("memory-bound" if r.arithmetic_intensity < r.machine_balance else "compute-bound")
+        if r.machine_balance
+        else "compute rate unknown"
+    )
+    _kv(s, "arithmetic intensity", f"{r.arithmetic_intensity:,.1f} FLOP/byte", balance)
+    lo, hi = r.reading_tok_s
+    _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
+    _kv(s, "efficiencies", "", fit_line(r.fit))
+    console.print(Group(reads, "", s))
+
+
+def render_prefill(r: PrefillReport, console: Console) -> None:
+    title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  prefill of {count(r.prompt)} tokens"
+    chunks = Table(title=title, title_justify="left")
+    for col in ("chunk", "tokens", "context", "time", "bound", "attention"):
+        chunks.add_column(col, justify="right" if col != "bound" else "left")
+    rows = r.chunks
+    shown = rows if len(rows) <= 16 else rows[:8] + rows[-8:]
+    for i, c in enumerate(shown):
+        if len(rows) > 16 and i == 8:
+            chunks.add_row("...", "", "", "", "", "")
+        chunks.add_row(
+            str(c.index + 1),
+            count(c.tokens),
+            count(c.ctx),
+            seconds(c.time_s),
+            c.bound,
+            pct(c.attention_share),
+        )
+    s = _summary()
+    if r.cached_tokens:
+        _kv(s, "prefix cache", f"{count(r.cached_tokens)} tokens", "reused, not recomputed")
+    _kv(
+        s,
+        "computed",
+        f"{count(r.tokens)} tokens",
+        f"{len(r.chunks)} chunks of up to {count(r.ubatch)}",
+    )
+    _kv(s, "time to first token", seconds(r.ttft_s), "sum of the chunks")
+    _kv(s, "prefill speed", rate(r.tok_s), "")
+    _kv(
+        s, "work", f"{r.flops / 1e12:,.1f} TFLOP", f"{r.flops_per_token / 1e9:,.1f} GFLOP per token"
+    )
+    _kv(s, "attention share", pct(r.attention_share), "of the FLOPs: grows with the context")
+    _kv(s, "bound", f"{r.compute_bound_chunks} compute, {r.memory_bound_chunks} memory", "chunks")
+    _kv(s, "efficiencies", "", fit_line(r.fit))
+    console.print(Group(chunks, "", s))
