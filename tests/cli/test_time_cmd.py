@@ -1,0 +1,101 @@
+"""`tokenwalk decode`, `prefill` and `machines` from the command line: JSON, seed numbers, refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokenwalk.cli import main
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_decode_seed(capsys):
+    r = run_json(capsys, "decode", "qwen3.6-35b-a3b", "--machine", "radeon-860m")
+    assert 55 <= r["ceiling_tok_s"] <= 75
+    assert r["tok_s"] == pytest.approx(11.7, rel=0.25)
+    assert r["ms_per_token"] == pytest.approx(1000 / r["tok_s"])
+    assert r["bytes_per_token"] > 1.8e9
+    r = run_json(capsys, "decode", "qwen3.6-27b", "-m", "radeon-860m")
+    assert 7 <= r["ceiling_tok_s"] <= 9
+    assert r["tok_s"] == pytest.approx(2.6, rel=0.30)
+
+
+def test_prefill_seed(capsys):
+    r = run_json(capsys, "prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--prompt", "6500")
+    assert 50 <= r["ttft_s"] <= 95
+    assert r["tokens"] == 6500 and len(r["chunks"]) == 13
+    assert r["tok_s"] == pytest.approx(6500 / r["ttft_s"])
+
+
+def test_parallel_and_inline_machine(capsys):
+    r = run_json(
+        capsys,
+        "decode",
+        "llama-2-7b",
+        "--bandwidth",
+        "400",
+        "--tflops",
+        "10",
+        "--parallel",
+        "4",
+        "--ctx",
+        "2048",
+    )
+    assert r["parallel"] == 4 and r["aggregate_tok_s"] > 3 * r["tok_s"]
+
+
+def test_cached_prefix(capsys):
+    r = run_json(
+        capsys,
+        "prefill",
+        "qwen3.6-35b-a3b",
+        "-m",
+        "radeon-860m",
+        "--prompt",
+        "6500",
+        "--cached",
+        "6000",
+    )
+    assert r["cached_tokens"] == 6000 and r["tokens"] == 500
+
+
+def test_rich_output(capsys):
+    assert main(["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m"]) == 0
+    out = capsys.readouterr().out
+    assert "ceiling" in out and "vs reading" in out
+    assert main(["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "1000"]) == 0
+    assert "time to first token" in capsys.readouterr().out
+
+
+def test_machines(capsys):
+    r = run_json(capsys, "machines", "radeon")
+    slugs = [m["slug"] for m in r["machines"]]
+    assert "radeon-860m" in slugs
+    assert main(["machines"]) == 0
+    assert "radeon-860m" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["decode", "qwen3.6-35b-a3b"], "no machine given"),
+        (["decode", "qwen3.6-35b-a3b", "-m", "radeon-680m"], "did you mean"),
+        (["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "0"], "--prompt"),
+        (
+            ["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "9", "--cached", "9"],
+            "--cached",
+        ),
+        (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--ctx", "-1"], "--ctx"),
+        (["decode", "qwen3.6-35b-a3b", "--bandwidth", "0", "--tflops", "1"], "--bandwidth"),
+        (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--parallel", "-2"], "--parallel"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]

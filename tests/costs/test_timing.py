@@ -1,0 +1,151 @@
+"""The timing model against the seed article's numbers, and its formulas one by one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenwalk.costs.timing import (
+    attended_cells,
+    decode_report,
+    pass_time,
+    pass_work,
+    prefill_chunks,
+    prefill_report,
+)
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Efficiency, Machine, resolve_machine
+from tokenwalk.model.layers import Attention, Ffn, Layer
+from tokenwalk.model.resolve import load_model
+
+
+@pytest.fixture(scope="module")
+def laptop() -> Machine:
+    return resolve_machine("radeon-860m")
+
+
+@pytest.fixture(scope="module")
+def moe():
+    return load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+
+
+@pytest.fixture(scope="module")
+def dense():
+    return load_model("qwen3.6-27b", "Q4_K_M").model
+
+
+def roofline(bandwidth_gbs: float = 100.0, tflops: float = 10.0) -> Machine:
+    """A machine at 100% of its spec sheet with no per-layer cost: the naive roofline."""
+    return Machine(
+        slug="ideal",
+        name="ideal",
+        kind="gpu",
+        backend="cuda",
+        memory_bytes=None,
+        bandwidth_gbs=bandwidth_gbs,
+        tflops=tflops,
+        fit=Efficiency(eff_bw=1.0, eff_compute=1.0, overhead_s=0.0),
+    )
+
+
+# -- the seed -------------------------------------------------------------------------------
+
+
+def test_seed_moe_decode(moe, laptop):
+    r = decode_report(moe, laptop)
+    assert 55 <= r.ceiling_tok_s <= 75  # seed: "about 70" from 1.84 GB a token
+    assert r.tok_s == pytest.approx(11.7, rel=0.25)  # measured 11.7
+    assert 1.8e9 <= r.weights_bytes <= 2.1e9
+
+
+def test_seed_dense_decode(dense, laptop):
+    r = decode_report(dense, laptop)
+    assert 7 <= r.ceiling_tok_s <= 9  # seed: "its ceiling is 8 tokens a second"
+    assert r.tok_s == pytest.approx(2.6, rel=0.30)  # measured 2.6
+
+
+def test_seed_prefill(moe, laptop):
+    r = prefill_report(moe, laptop, prompt=6500)
+    assert 50 <= r.ttft_s <= 95  # seed: about 70 s
+    assert len(r.chunks) == 13  # 13 chunks of 512
+    assert all(c.bound == "compute" for c in r.chunks)
+    assert 0 < r.attention_share < 0.3
+
+
+def test_seed_balance_point(moe, laptop):
+    r = decode_report(moe, laptop)
+    # seed: "about 3.3 operations per byte", "about 18" on the balance side (vector rate)
+    assert 2 <= r.arithmetic_intensity <= 4
+    assert r.machine_balance == pytest.approx(12.3e12 / 128e9)
+
+
+# -- formulas -------------------------------------------------------------------------------
+
+
+def test_roofline_decode_is_bandwidth_over_bytes(dense):
+    m = roofline()
+    cost = pass_time(dense, m, 1, 0)
+    assert cost.bound == "memory"
+    assert cost.time_s == pytest.approx(cost.work.bytes / 100e9)
+
+
+def test_prefill_chunk_wakes_experts_and_turns_compute_bound(moe):
+    one = pass_work(moe, 1, 0)
+    chunk = pass_work(moe, 512, 0, n_logits=1)
+    assert chunk.weight_bytes > 8 * one.weight_bytes  # 512 tokens wake nearly every expert
+    assert chunk.intensity_flop_per_byte > 20 * one.intensity_flop_per_byte
+
+
+def test_parallel_streams_share_the_weights(dense, laptop):
+    one = decode_report(dense, laptop, ctx=1000)
+    four = decode_report(dense, laptop, ctx=1000, parallel=4)
+    assert four.weights_bytes == pytest.approx(one.weights_bytes)
+    assert four.kv_read_bytes == pytest.approx(4 * one.kv_read_bytes)
+    assert four.aggregate_tok_s > 3 * one.tok_s
+    assert four.tok_s < one.tok_s
+
+
+def test_context_adds_kv_reads(moe, laptop):
+    short = decode_report(moe, laptop, ctx=0)
+    long = decode_report(moe, laptop, ctx=100_000)
+    # 10 attention layers x 2 KV heads x 256 x 2 (K, V) x 2 bytes = 20,480 bytes a token
+    assert long.kv_read_bytes - short.kv_read_bytes == pytest.approx(20480 * 100_000, rel=1e-3)
+    assert long.tok_s < short.tok_s
+
+
+def test_sliding_layers_attend_at_most_the_window():
+    layer = Layer(index=0, attention=Attention.SLIDING, ffn=Ffn.DENSE, window=1024)
+    assert attended_cells(layer, 1, 100_000) == 1024
+    full = Layer(index=0, attention=Attention.FULL, ffn=Ffn.DENSE)
+    assert attended_cells(full, 512, 1000) == 1000 + 513 / 2
+
+
+def test_prefill_chunks_and_prefix_cache(moe, laptop):
+    assert prefill_chunks(1300, 0, 512) == [(0, 512), (512, 512), (1024, 276)]
+    assert prefill_chunks(1300, 1000, 512) == [(1000, 300)]
+    full = prefill_report(moe, laptop, prompt=6500)
+    cached = prefill_report(moe, laptop, prompt=6500, cached=6000)
+    assert cached.tokens == 500 and cached.cached_tokens == 6000
+    assert cached.ttft_s < full.ttft_s / 10
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(prompt=0),
+        dict(prompt=100, cached=100),
+        dict(prompt=100, cached=-1),
+        dict(prompt=100, ubatch=0),
+    ],
+)
+def test_prefill_refuses_bad_input(moe, laptop, kwargs):
+    with pytest.raises(InputError):
+        prefill_report(moe, laptop, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [dict(ctx=-1), dict(parallel=0), dict(kv_type="q3")])
+def test_decode_refuses_bad_input(moe, laptop, kwargs):
+    with pytest.raises(Exception) as info:
+        decode_report(moe, laptop, **kwargs)
+    from tokenwalk.errors import TokenwalkError
+
+    assert isinstance(info.value, TokenwalkError)
