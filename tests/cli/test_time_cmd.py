@@ -1,4 +1,4 @@
-"""`tokenwalk decode`, `prefill` and `machines` from the command line: JSON, seed numbers, refusals."""
+"""`tokenwalk decode`, `prefill` and `machines`: JSON, the seed numbers, refusals."""
 
 from __future__ import annotations
 
