@@ -194,7 +194,8 @@ def _calibrate_one(
     from tokenwalk.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
     from tokenwalk.machine import resolve_machine, user_machines_path
 
-    m = resolve_machine(name, tflops=tflops, machines_file=machines_file)
+    existing = machines_file if machines_file and Path(machines_file).exists() else None
+    m = resolve_machine(name, tflops=tflops, machines_file=existing)  # the file may be new
     runs = read_llama_bench(from_file)
     model = None
     if model_ref:
