@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from tokenwalk.costs.timing import DEFAULT_UBATCH, pass_work, prefill_chunks
+from tokenwalk.costs.timing import DEFAULT_UBATCH, matrix_flops, pass_work, prefill_chunks
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
 from tokenwalk.fit import (
@@ -142,7 +142,7 @@ def observation(
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
         w = pass_work(model, 1, ctx)
-        passes = ((w.bytes, w.flops, w.n_layers),)
+        passes = ((w.bytes, matrix_flops(w), w.n_layers),)
         tokens = 1.0
     else:
         if not n_tokens:
@@ -154,7 +154,7 @@ def observation(
             w = pass_work(
                 model, n, ctx, n_logits=1 if i == len(plan) - 1 else 0, weight_bytes=weights[n]
             )
-            passes.append((w.bytes, w.flops, w.n_layers))
+            passes.append((w.bytes, matrix_flops(w), w.n_layers))
         passes = tuple(passes)
         tokens = float(n_tokens)
     return Observation(

@@ -17,7 +17,7 @@ from tokenwalk.cli.app import (
     stdout_console,
     warn,
 )
-from tokenwalk.cli.machine_args import (
+from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
     KindOpt,

@@ -238,9 +238,28 @@ def pass_seconds(
     return memory_s, compute_s, n_layers * fit.overhead_s
 
 
+# llama.cpp multiplies batches of up to 8 tokens with mat-vec kernels (CUDA MMVQ_MAX_BATCH_SIZE,
+# Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
+# multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
+MATVEC_MAX_BATCH = 8
+
+
+def matrix_flops(work: PassWork) -> float:
+    """FLOPs that run on the matrix path: all of them, except the weight products of passes of
+    at most MATVEC_MAX_BATCH tokens (mat-vec kernels, bounded by the weight read)."""
+    if work.n_tokens * work.streams <= MATVEC_MAX_BATCH:
+        return work.attention_flops
+    return work.flops
+
+
 def _cost(work: PassWork, machine: Machine) -> PassCost:
     mem, comp, over = pass_seconds(
-        work.bytes, work.flops, work.n_layers, machine.bandwidth_gbs, machine.tflops, machine.fit
+        work.bytes,
+        matrix_flops(work),
+        work.n_layers,
+        machine.bandwidth_gbs,
+        machine.tflops,
+        machine.fit,
     )
     return PassCost(
         work=work,
