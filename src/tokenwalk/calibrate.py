@@ -586,12 +586,11 @@ def write_machine_fit(path: Path, slug: str, fit: MachineFit, note: str) -> None
     missing); written to a temporary file and renamed, so a failure leaves the file as it was."""
     import yaml
 
+    from tokenwalk.catalog import read_yaml
+
     entries: list[Any] = []
     if path.exists():
-        try:
-            entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-        except (OSError, yaml.YAMLError) as exc:
-            raise SpecError(f"{path}: cannot read the machine file ({exc})") from None
+        entries = read_yaml(path) or []
         if not isinstance(entries, list):
             raise SpecError(f"{path}: expected a YAML list of machines")
     value = {**fit.after, "source": note}

@@ -30,6 +30,7 @@ __all__ = [
     "MACHINE_KINDS",
     "BACKENDS",
     "data_path",
+    "read_yaml",
     "load_models",
     "load_machines",
     "load_benchmarks",
@@ -145,19 +146,26 @@ def data_path(name: str) -> Path:
     )
 
 
-def _read_list(path: Path) -> list[Any]:
-    """The YAML list in `path`; any other shape or a syntax error is a `SpecError`."""
+def read_yaml(path: Path) -> Any:
+    """The YAML document in `path` (safe loader: data only); bad input is a `SpecError`."""
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text file (expected YAML)") from None
     except OSError as exc:
         raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        raw = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SpecError(f"{path}:{where}: not valid YAML ({problem})") from None
+
+
+def _read_list(path: Path) -> list[Any]:
+    """The YAML list in `path`; any other shape or a syntax error is a `SpecError`."""
+    raw = read_yaml(path)
     if raw is None:
         return []
     if not isinstance(raw, list):

@@ -28,7 +28,6 @@ __all__ = [
     "TimingDefaults",
     "MAX_BANDWIDTH_GBS",
     "MAX_TFLOPS",
-    "data_dir",
     "timing_defaults",
     "default_efficiency",
     "fit_group",
@@ -82,15 +81,6 @@ class Machine(BaseModel):
 # -- shipped fitted defaults ------------------------------------------------------------------
 
 
-def data_dir() -> Path:
-    """The package data directory: `tokenwalk/data` in a wheel, `data/` in a source checkout."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "data", here.parent.parent / "data"):
-        if candidate.is_dir():
-            return candidate
-    return here / "data"
-
-
 class TimingDefaults(BaseModel):
     """`data/timing.yaml`: fitted efficiencies, global, per group and per machine."""
 
@@ -117,13 +107,12 @@ def _efficiency(raw: Any, source: str) -> Efficiency:
 
 @functools.lru_cache(maxsize=4)
 def timing_defaults(path: str | None = None) -> TimingDefaults:
-    """Load `data/timing.yaml` (or `path`); a missing file gives the built-in fallback."""
-    import yaml
+    """Load `data/timing.yaml` (or `path`)."""
+    from tokenwalk.catalog import data_path, read_yaml
 
-    p = Path(path) if path else data_dir() / "timing.yaml"
-    if not p.exists():
-        return TimingDefaults()
-    raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    raw = read_yaml(Path(path) if path else data_path("timing.yaml")) or {}
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path or 'data/timing.yaml'}: expected a mapping of fitted values")
     grouping = str(raw.get("grouping", "backend"))
     return TimingDefaults(
         fitted=str(raw.get("fitted", "")),

@@ -20,7 +20,7 @@ from tokenwalk.cli import main
         ),
         ("config.json", json.dumps({"model_type": "rwkv9"}), "rwkv9"),
         ("config.json", json.dumps([1, 2]), "expected a mapping"),
-        ("spec.yaml", "model_type: [unclosed", "invalid YAML"),
+        ("spec.yaml", "model_type: [unclosed", "not valid YAML"),
         ("spec.yaml", "model_type: llama\nhidden_size: 64\n", "num_hidden_layers"),
     ],
 )

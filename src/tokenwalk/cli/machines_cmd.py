@@ -163,11 +163,12 @@ def calibrate(
 
 def _refit_defaults(write: bool, json: bool) -> None:
     from tokenwalk.calibrate import fit_defaults, timing_yaml
-    from tokenwalk.machine import data_dir, timing_defaults
+    from tokenwalk.catalog import data_path
+    from tokenwalk.machine import timing_defaults
 
     fit = fit_defaults()
     if write:
-        path = data_dir() / "timing.yaml"
+        path = data_path("timing.yaml")
         text = timing_yaml(fit)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")

@@ -14,6 +14,7 @@ from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.gguf.reader import align_up
 from tokenwalk.model.layers import Attention, Layer
 from tokenwalk.model.model import Model
 
@@ -49,10 +50,6 @@ def kv_element_bytes(kv_type: str) -> float:
     return type_bytes / block
 
 
-def _pad(n: int, to: int = _PAD) -> int:
-    return (n + to - 1) // to * to
-
-
 def kv_bytes_per_cell(layer: Layer, kv_type: str) -> float:
     """Bytes one cached token costs in one layer: (K width + V width) x bytes per element."""
     if not layer.has_kv:
@@ -62,12 +59,12 @@ def kv_bytes_per_cell(layer: Layer, kv_type: str) -> float:
 
 def context_cells(ctx: int, parallel: int = 1) -> int:
     """Cells per stream of a full-attention cache: pad256(pad256(ctx) / parallel)."""
-    return _pad(_pad(ctx) // parallel)
+    return align_up(align_up(ctx, _PAD) // parallel, _PAD)
 
 
 def sliding_cells(ctx: int, window: int, ubatch: int = 512, parallel: int = 1) -> int:
     """Cells per stream of a sliding-window cache: pad256(min(cells, window + ubatch))."""
-    return _pad(min(context_cells(ctx, parallel), window + ubatch))
+    return align_up(min(context_cells(ctx, parallel), window + ubatch), _PAD)
 
 
 def state_bytes(model: Model, parallel: int = 1) -> int:

@@ -39,6 +39,7 @@ __all__ = [
     "TensorInfo",
     "read_header",
     "Limits",
+    "align_up",
 ]
 
 _MAX_DIMS = 4
@@ -168,7 +169,7 @@ class Header:
         if not self.tensors:
             return 0
         last = self.tensors[-1]
-        return last.offset + _pad(last.n_bytes, self.alignment)
+        return last.offset + align_up(last.n_bytes, self.alignment)
 
     @property
     def expected_file_size(self) -> int:
@@ -190,7 +191,8 @@ class Header:
         return arch if isinstance(arch, str) else None
 
 
-def _pad(n: int, alignment: int) -> int:
+def align_up(n: int, alignment: int) -> int:
+    """n rounded up to a multiple of `alignment` (GGML_PAD)."""
     return (n + alignment - 1) // alignment * alignment
 
 
@@ -535,7 +537,7 @@ def read_header(
     for i in range(n_tensors):
         tensors.append(p.tensor_info(i, seen))
 
-    data_offset = _pad(cur.offset, alignment) if tensors else cur.offset
+    data_offset = align_up(cur.offset, alignment) if tensors else cur.offset
     expected = 0
     for t in tensors:
         if t.offset != expected:
@@ -547,7 +549,7 @@ def read_header(
                 f"{expected:,} (tensor data must follow the table order, each tensor padded to "
                 f"{alignment} bytes)"
             )
-        expected += _pad(t.n_bytes, alignment)
+        expected += align_up(t.n_bytes, alignment)
         if expected > _U64_MAX:
             raise GGUFError(f"the tensor data would end beyond 2^64 bytes (at tensor '{t.name}')")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType
 
 from tokenwalk.errors import UnknownNameError
-from tokenwalk.gguf.reader import TensorInfo
+from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.spec import ArchSpec
 
 __all__ = ["Preset", "PRESETS", "assign_types", "preset"]
@@ -303,5 +303,5 @@ def assign_types(
             new = src
         info = TensorInfo(name=name, shape=shape, ggml_type=int(new), offset=offset)
         out.append(info)
-        offset += -(-info.n_bytes // GGUF_DEFAULT_ALIGNMENT) * GGUF_DEFAULT_ALIGNMENT
+        offset += align_up(info.n_bytes, GGUF_DEFAULT_ALIGNMENT)
     return out

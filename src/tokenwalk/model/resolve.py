@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gguf.constants import GGUF_DEFAULT_ALIGNMENT
+
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
-from tokenwalk.gguf.reader import TensorInfo
+from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.model import Model
 
 __all__ = ["DEFAULT_QUANT", "load_model", "model_from_config", "estimate_header_bytes", "ModelLoad"]
@@ -33,10 +35,6 @@ def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
     return n_vocab * 37 + n_tensors * 80 + 16_384
 
 
-def _pad(n: int, alignment: int = 32) -> int:
-    return (n + alignment - 1) // alignment * alignment
-
-
 def model_from_config(
     config: Mapping[str, Any], name: str, quant: str | None = None, source: str = "config"
 ) -> Model:
@@ -49,7 +47,7 @@ def model_from_config(
     spec = spec_from_config(config, source=name)
     shapes = synthesize_tensors(spec)
     infos: list[TensorInfo] = assign_types(spec, shapes, preset)
-    data = sum(_pad(t.n_bytes) for t in infos)
+    data = sum(align_up(t.n_bytes, GGUF_DEFAULT_ALIGNMENT) for t in infos)
     header = estimate_header_bytes(spec.n_vocab, len(infos))
     return Model.from_parts(
         name,
@@ -65,27 +63,21 @@ def model_from_config(
 
 
 def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not a text file (expected JSON or YAML)") from None
-    except OSError as exc:
-        raise SourceError(f"cannot read '{path}': {exc.strerror}") from None
+    """A Hugging Face config.json, or a YAML spec (plain keys or a catalogue-shaped entry)."""
     name = path.stem if path.name != "config.json" else (path.parent.name or "config")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            raise SpecError(f"{path}: not a text file (expected JSON)") from None
+        except OSError as exc:
+            raise SourceError(f"cannot read '{path}': {exc.strerror}") from None
         except json.JSONDecodeError as exc:
             raise SpecError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
     else:
-        import yaml
+        from tokenwalk.catalog import read_yaml
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise SpecError(f"{path}: invalid YAML{where}") from None
+        data = read_yaml(path)
         if isinstance(data, list) and len(data) == 1:
             data = data[0]
         if isinstance(data, dict) and isinstance(data.get("config"), dict):

@@ -7,7 +7,7 @@ quantities are tuples of length `n_layer_all` (decoding blocks followed by MTP b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,16 +218,14 @@ def _vocab_size(md: Mapping[str, Any], arch: str) -> int:
     return 0
 
 
-def swa_pattern(n_layer: int, pattern: int, dense_first: bool = False) -> tuple[bool, ...]:
-    """llama.cpp's `set_swa_pattern`: with pattern p, every p-th layer is global (full).
+def swa_pattern(n_layer: int, pattern: int) -> tuple[bool, ...]:
+    """llama.cpp's `set_swa_pattern`: with pattern p, the last layer of each period is global.
 
-    Default (dense last): layers il % p < p-1 slide, so with p = 6 layers 5, 11, 17 are global.
-    dense_first: layer 0 of each period is global (gpt-oss: even layers slide? no, see caller).
+    Layers il % p < p - 1 slide: with p = 6 layers 5, 11, 17 are global; with p = 2 (gpt-oss)
+    even layers slide and odd ones are full. p = 0 makes every layer slide.
     """
     if pattern <= 0:
         return (True,) * n_layer
-    if dense_first:
-        return tuple(il % pattern != 0 for il in range(n_layer))
     return tuple(il % pattern < pattern - 1 for il in range(n_layer))
 
 
@@ -365,9 +363,3 @@ def _ssm_keys(m: _Meta) -> dict[str, int]:
         ssm_n_group=m.int("ssm.group_count", 1),
         ssm_dt_rank=m.int("ssm.time_step_rank", 0),
     )
-
-
-def per_layer(values: Sequence[int] | int, n: int) -> tuple[int, ...]:
-    if isinstance(values, int):
-        return (values,) * n
-    return tuple(values)
