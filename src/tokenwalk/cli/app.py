@@ -24,8 +24,8 @@ app = typer.Typer(
 ModelArg = Annotated[
     str,
     typer.Argument(
-        help="A GGUF file, URL, hf://org/repo[/file.gguf], ollama:name[:tag], a config.json / "
-        "YAML spec, or a catalogue name (see `tokenwalk models`).",
+        help="A GGUF file or URL, hf://org/repo or hf://org/repo/file.gguf, ollama:name:tag, "
+        "a config.json or YAML spec, or a catalogue name (see `tokenwalk models`).",
         show_default=False,
     ),
 ]
@@ -40,6 +40,43 @@ QuantOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON for scripts.")]
+KvTypeOpt = Annotated[
+    str,
+    typer.Option(
+        "--kv-type", "-t", help="KV cache type: f16, bf16, q8_0, q4_0, ... (llama.cpp -ctk/-ctv)."
+    ),
+]
+UbatchOpt = Annotated[
+    int,
+    typer.Option(
+        "--ubatch",
+        help="Micro-batch: tokens per prefill pass (llama.cpp -ub); sliding-window layers keep "
+        "window + ubatch cells.",
+    ),
+]
+ParallelOpt = Annotated[
+    int,
+    typer.Option(
+        "--parallel",
+        "-np",
+        help="Parallel sequences: streams sharing the context and each read of the weights.",
+    ),
+]
+PromptOpt = Annotated[
+    int, typer.Option("--prompt", "-p", help="Prompt length in tokens.", show_default=False)
+]
+CachedOpt = Annotated[
+    int, typer.Option("--cached", help="Prompt tokens reused from a prefix cache.")
+]
+SystemGbOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--system-gb",
+        help="Memory the system and other apps already use, GB. Default: 8 GB on shared memory "
+        "(a quarter of small machines), 0.5 GB on a discrete GPU.",
+        show_default=False,
+    ),
+]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Fetch remote headers again, bypassing the cache.")
 ]
@@ -60,6 +97,16 @@ def emit_json(obj: Any) -> None:
     """Dump a pydantic result object to stdout."""
     sys.stdout.write(obj.model_dump_json(indent=2))
     sys.stdout.write("\n")
+
+
+def respond(report: Any, json: bool) -> None:
+    """Print a result: JSON for scripts, else its Rich view (`tokenwalk.render.render`)."""
+    if json:
+        emit_json(report)
+        return
+    from tokenwalk.render import render
+
+    render(report, stdout_console())
 
 
 def load(ref: str, quant: str | None, *, json: bool, no_cache: bool = False):  # noqa: ANN201

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tokenwalk.cli.app import (
+    CachedOpt,
     JsonOpt,
+    KvTypeOpt,
     ModelArg,
     NoCacheOpt,
+    ParallelOpt,
+    PromptOpt,
     QuantOpt,
+    SystemGbOpt,
+    UbatchOpt,
     app,
-    emit_json,
     load,
-    stdout_console,
+    respond,
     warn,
 )
 from tokenwalk.cli.machine_opts import (
@@ -29,21 +34,28 @@ from tokenwalk.cli.machine_opts import (
 )
 from tokenwalk.errors import InputError
 
-KvTypeOpt = Annotated[
-    str, typer.Option("--kv-type", "-t", help="KV cache type: f16, bf16, q8_0, q4_0, ...")
-]
-UbatchOpt = Annotated[int, typer.Option("--ubatch", help="Micro-batch (prefill chunk) size.")]
-
-# Memory an operating system and its apps hold when the user does not say (GB): on shared
-# memory the seed's laptop held 32 GB with a browser and editors open; we assume a lighter 8 GB
-# (capped at a quarter of small machines); a discrete GPU's own memory holds about 0.5 GB.
-_SHARED_KINDS = ("igpu", "apple", "cpu", "sbc")
+if TYPE_CHECKING:
+    from tokenwalk.costs.budget import BudgetReport
+    from tokenwalk.machine import Machine
+    from tokenwalk.model.model import Model
 
 
-def default_system_gb(kind: str, memory_gb: float) -> float:
-    if kind in _SHARED_KINDS:
-        return min(8.0, memory_gb / 4)
-    return 0.5
+def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any) -> BudgetReport:
+    """Fit `models` into machine `m`, the system's share given in GB or assumed by its kind."""
+    from tokenwalk.costs.budget import budget_report, default_system_bytes
+
+    if not m.memory_bytes:
+        raise InputError(f"machine '{m.slug}' has no memory size; give --memory GB")
+    system = (
+        system_gb * 1e9 if system_gb is not None else default_system_bytes(m.kind, m.memory_bytes)
+    )
+    return budget_report(
+        models,
+        machine=m.slug,
+        capacity_bytes=int(m.memory_bytes),
+        system_bytes=int(system),
+        **kw,
+    )
 
 
 @app.command()
@@ -60,16 +72,8 @@ def budget(
         int | None, typer.Option("--ctx", "-c", help="Context to reserve per model, in tokens.")
     ] = None,
     kv_type: KvTypeOpt = "f16",
-    system_gb: Annotated[
-        float | None,
-        typer.Option(
-            "--system-gb",
-            help="Memory the system and other apps already use, GB. Default: 8 GB on shared "
-            "memory (a quarter of small machines), 0.5 GB on a discrete GPU.",
-            show_default=False,
-        ),
-    ] = None,
-    parallel: Annotated[int, typer.Option("--parallel", "-np", help="Parallel sequences.")] = 1,
+    system_gb: SystemGbOpt = None,
+    parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
     bandwidth: BandwidthOpt = None,
@@ -84,20 +88,14 @@ def budget(
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
     when it does not fit."""
-    from tokenwalk.costs.budget import budget_report
-
     m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
-    if not m.memory_bytes:
-        raise InputError(f"machine '{m.slug}' has no memory size; give --memory GB")
     if parallel < 1:
         raise InputError(f"--parallel must be at least 1, not {parallel}")
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
-    sys_gb = system_gb if system_gb is not None else default_system_gb(m.kind, m.memory_bytes / 1e9)
-    report = budget_report(
+    report = _budget(
         loaded,
-        machine=m.slug,
-        capacity_bytes=int(m.memory_bytes),
-        system_bytes=int(sys_gb * 1e9),
+        m,
+        system_gb,
         ctx=ctx,
         kv_type=kv_type.lower(),
         parallel=parallel,
@@ -105,12 +103,7 @@ def budget(
     )
     for w in report.warnings:
         warn(w)
-    if json:
-        emit_json(report)
-    else:
-        from tokenwalk.render.plan import render_budget
-
-        render_budget(report, stdout_console())
+    respond(report, json)
     if not report.fits:
         raise typer.Exit(1)
 
@@ -119,14 +112,10 @@ def budget(
 def trace(
     model: ModelArg,
     machine: MachineOpt = None,
-    prompt: Annotated[
-        int, typer.Option("--prompt", "-p", help="Prompt tokens.", show_default=False)
-    ] = 0,
+    prompt: PromptOpt = 0,
     output: Annotated[int, typer.Option("--output", "-n", help="Tokens written.")] = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
-    cached: Annotated[
-        int, typer.Option("--cached", help="Prompt tokens reused from a prefix cache.")
-    ] = 0,
+    cached: CachedOpt = 0,
     restore_kv: Annotated[
         bool,
         typer.Option("--restore-kv", help="Restore the --cached prefix from disk (a saved slot)."),
@@ -167,12 +156,7 @@ def trace(
             f"machine '{m.slug}' has no disk speed; assuming {report.disk_read_gbs:g} GB/s "
             "(an NVMe SSD)"
         )
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.plan import render_trace
-
-    render_trace(report, stdout_console())
+    respond(report, json)
 
 
 @app.command()
@@ -204,14 +188,7 @@ def spec(
             show_default=False,
         ),
     ] = None,
-    system_gb: Annotated[
-        float | None,
-        typer.Option(
-            "--system-gb",
-            help="Memory the system uses, GB (for the fit check).",
-            show_default=False,
-        ),
-    ] = None,
+    system_gb: SystemGbOpt = None,
     observed_speedup: Annotated[
         float | None,
         typer.Option(
@@ -232,7 +209,6 @@ def spec(
 ) -> None:
     """When speculative decoding pays: tokens per round, round time, speedup, break-even
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
-    from tokenwalk.costs.budget import budget_report
     from tokenwalk.costs.spec import mtp_draft_model, spec_report
     from tokenwalk.costs.timing import pass_time
 
@@ -268,23 +244,14 @@ def spec(
     )
     if m.memory_bytes:
         models = [tgt] if mtp else [tgt, drf]
-        sys_gb = (
-            system_gb if system_gb is not None else default_system_gb(m.kind, m.memory_bytes / 1e9)
-        )
-        fit = budget_report(
+        fit = _budget(
             models,
-            machine=m.slug,
-            capacity_bytes=int(m.memory_bytes),
-            system_bytes=int(sys_gb * 1e9),
+            m,
+            system_gb,
             ctx=max(ctx, 1),
             kv_type=kv_type,
         )
         report = report.model_copy(update={"budget": fit})
     for w in report.warnings:
         warn(w)
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.plan import render_spec
-
-    render_spec(report, stdout_console())
+    respond(report, json)

@@ -8,13 +8,15 @@ import typer
 
 from tokenwalk.cli.app import (
     JsonOpt,
+    KvTypeOpt,
     ModelArg,
     NoCacheOpt,
+    ParallelOpt,
     QuantOpt,
+    UbatchOpt,
     app,
-    emit_json,
     load,
-    stdout_console,
+    respond,
     warn,
 )
 
@@ -31,12 +33,7 @@ def size(
     report = size_report(loaded.model).model_copy(
         update={"fetched_bytes": loaded.fetched_bytes, "requests": loaded.requests}
     )
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.size import render_size
-
-    render_size(report, stdout_console())
+    respond(report, json)
 
 
 @app.command()
@@ -51,22 +48,9 @@ def kv(
             show_default=False,
         ),
     ] = None,
-    kv_type: Annotated[
-        str,
-        typer.Option(
-            "--kv-type", "-t", help="Cache type: f16, bf16, q8_0, q4_0, ... (llama.cpp -ctk/-ctv)."
-        ),
-    ] = "f16",
-    parallel: Annotated[
-        int,
-        typer.Option("--parallel", "-np", help="Parallel sequences (streams) sharing the context."),
-    ] = 1,
-    ubatch: Annotated[
-        int,
-        typer.Option(
-            "--ubatch", help="Micro-batch size; sliding-window layers keep window + ubatch cells."
-        ),
-    ] = 512,
+    kv_type: KvTypeOpt = "f16",
+    parallel: ParallelOpt = 1,
+    ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
@@ -79,9 +63,4 @@ def kv(
     report = kv_report(loaded.model, ctx, kv_type, parallel, ubatch)
     for w in report.warnings:
         warn(w)
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.kv import render_kv
-
-    render_kv(report, stdout_console())
+    respond(report, json)

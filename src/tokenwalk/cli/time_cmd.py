@@ -7,14 +7,18 @@ from typing import Annotated
 import typer
 
 from tokenwalk.cli.app import (
+    CachedOpt,
     JsonOpt,
+    KvTypeOpt,
     ModelArg,
     NoCacheOpt,
+    ParallelOpt,
+    PromptOpt,
     QuantOpt,
+    UbatchOpt,
     app,
-    emit_json,
     load,
-    stdout_console,
+    respond,
 )
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
@@ -27,11 +31,6 @@ from tokenwalk.cli.machine_opts import (
     machine_from_options,
 )
 
-KvTypeOpt = Annotated[
-    str,
-    typer.Option("--kv-type", "-t", help="Cache type: f16, bf16, q8_0, q4_0, ... (-ctk/-ctv)."),
-]
-
 
 @app.command()
 def decode(
@@ -42,9 +41,7 @@ def decode(
         typer.Option("--ctx", "-c", help="Tokens already in the context (their KV is read)."),
     ] = 0,
     kv_type: KvTypeOpt = "f16",
-    parallel: Annotated[
-        int, typer.Option("--parallel", "-np", help="Streams sharing each read of the weights.")
-    ] = 1,
+    parallel: ParallelOpt = 1,
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
@@ -62,25 +59,16 @@ def decode(
     m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
     loaded = load(model, quant, json=json, no_cache=no_cache)
     report = decode_report(loaded.model, m, ctx=ctx, kv_type=kv_type, parallel=parallel)
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.timing import render_decode
-
-    render_decode(report, stdout_console())
+    respond(report, json)
 
 
 @app.command()
 def prefill(
     model: ModelArg,
-    prompt: Annotated[
-        int, typer.Option("--prompt", "-p", help="Prompt length in tokens.", show_default=False)
-    ],
+    prompt: PromptOpt,
     machine: MachineOpt = None,
-    cached: Annotated[
-        int, typer.Option("--cached", help="Prompt tokens reused from a prefix cache.")
-    ] = 0,
-    ubatch: Annotated[int, typer.Option("--ubatch", help="Tokens per pass (llama.cpp -ub).")] = 512,
+    cached: CachedOpt = 0,
+    ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
@@ -101,9 +89,4 @@ def prefill(
     report = prefill_report(
         loaded.model, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
-    if json:
-        emit_json(report)
-        return
-    from tokenwalk.render.timing import render_prefill
-
-    render_prefill(report, stdout_console())
+    respond(report, json)

@@ -24,7 +24,21 @@ __all__ = [
     "max_context_that_fits",
     "budget_report",
     "ROOM_FRACTION",
+    "SHARED_MEMORY_KINDS",
+    "default_system_bytes",
 ]
+
+# Machines whose GPU shares memory with the operating system and its apps.
+SHARED_MEMORY_KINDS = ("igpu", "apple", "cpu", "sbc")
+
+
+def default_system_bytes(kind: str, capacity_bytes: float) -> int:
+    """Memory assumed held by the system and other apps when the user does not say: 8 GB (at
+    most a quarter of the memory) where memory is shared, 0.5 GB of a discrete GPU's own."""
+    if kind in SHARED_MEMORY_KINDS:
+        return int(min(8e9, capacity_bytes / 4))
+    return int(0.5e9)
+
 
 # "Fits with room" keeps this share of the capacity free (the seed keeps 8 to 12 GB of 64).
 ROOM_FRACTION = 0.125

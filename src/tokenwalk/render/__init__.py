@@ -1,1 +1,27 @@
 """Views of result objects: Rich tables for people. JSON is the result object itself, dumped."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from rich.console import Console
+
+__all__ = ["render"]
+
+# result type -> (module, function) of its view; imported only when a table is asked for
+_VIEWS = {
+    "SizeReport": ("tokenwalk.render.size", "render_size"),
+    "KvReport": ("tokenwalk.render.kv", "render_kv"),
+    "DecodeReport": ("tokenwalk.render.timing", "render_decode"),
+    "PrefillReport": ("tokenwalk.render.timing", "render_prefill"),
+    "BudgetReport": ("tokenwalk.render.plan", "render_budget"),
+    "TraceReport": ("tokenwalk.render.plan", "render_trace"),
+    "SpecReport": ("tokenwalk.render.plan", "render_spec"),
+}
+
+
+def render(report: Any, console: Console) -> None:
+    """Print the Rich view of a result object."""
+    module, name = _VIEWS[type(report).__name__]
+    getattr(import_module(module), name)(report, console)
