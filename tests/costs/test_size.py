@@ -42,3 +42,12 @@ def test_expert_wake_up():
     # a 512-token chunk wakes nearly all of them
     assert experts_woken(256, 8, 512) > 255
     assert expert_read_fraction(0, 0, 5) == 1.0
+
+
+def test_header_estimate_is_close_to_real_headers():
+    from tokenwalk.model.resolve import estimate_header_bytes
+
+    # real Q4_K_M headers: gemma-3-270m 6,525,120 B (262,144 tokens, 236 tensors),
+    # DeepSeek-R1-Distill-Qwen-7B 5,953,248 B (152,064 tokens with merges, 339 tensors)
+    assert estimate_header_bytes(262_144, 236) == pytest.approx(6_525_120, rel=0.5)
+    assert estimate_header_bytes(152_064, 339) == pytest.approx(5_953_248, rel=0.1)

@@ -16,9 +16,10 @@ logits; A: attention scores and the weighted sum of values). Its time is
     t = max(B / (BW x eff_bw), F / (FLOPS x eff_compute)) + L x overhead_s            [s]
 
 with BW, FLOPS the spec-sheet rates, L the decoding layers and (eff_bw, eff_compute,
-overhead_s) the machine's fitted efficiencies. Decode is n = 1 per stream; prefill is chunks of
-`ubatch` tokens with the context growing chunk by chunk; speculative verification is n = draft
-length + 1. Everything here is pure: no I/O.
+overhead_s) the machine's fitted efficiencies. A pass of at most 8 tokens runs its weight
+products on llama.cpp's mat-vec kernels, which stream each weight once: its F counts only A.
+Decode is n = 1 per stream; prefill is chunks of `ubatch` tokens with the context growing chunk
+by chunk; speculative verification is n = draft length + 1. Everything here is pure: no I/O.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ __all__ = [
     "kv_read_bytes",
     "state_traffic_bytes",
     "matmul_flops",
+    "matrix_flops",
+    "MATVEC_MAX_BATCH",
     "attention_flops",
     "recurrent_flops",
     "pass_work",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,23 @@ __all__ = ["DEFAULT_QUANT", "load_model", "model_from_config", "estimate_header_
 DEFAULT_QUANT = "Q4_K_M"
 
 
+@dataclass(frozen=True)
 class ModelLoad:
     """A loaded model and what loading it cost (bytes fetched, requests), for `--json`."""
 
-    def __init__(
-        self, model: Model, fetched_bytes: int = 0, requests: int = 0, quant_used: bool = False
-    ) -> None:
-        self.model = model
-        self.fetched_bytes = fetched_bytes
-        self.requests = requests
-        self.quant_used = quant_used  # --quant picked the file of an hf:// repository
+    model: Model
+    fetched_bytes: int = 0
+    requests: int = 0
+    quant_used: bool = False  # --quant picked the file of an hf:// repository
 
 
 def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
-    """Rough GGUF header size: tokenizer (~37 B a token) + tensor infos."""
+    """Rough GGUF header size: tokenizer (~37 B a token) + tensor infos (~80 B each). Bytes.
+
+    37 B a token fits BPE vocabularies (token string, type and a merge per token: Qwen2 7B's
+    real header is 5.95 MB); SentencePiece ones store scores instead of merges and come out
+    about a third smaller. Either way the header is a tiny share of a model file.
+    """
     return n_vocab * 37 + n_tensors * 80 + 16_384
 
 
