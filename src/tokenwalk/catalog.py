@@ -158,9 +158,9 @@ def read_yaml(path: Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
+        where = f" line {mark.line + 1}:" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(f"{path}:{where}: not valid YAML ({problem})") from None
+        raise SpecError(f"{path}:{where} not valid YAML ({problem})") from None
 
 
 def _read_list(path: Path) -> list[Any]:

@@ -81,7 +81,10 @@ def read_local(path: str | os.PathLike[str], *, keep_tokens: bool = False) -> tu
         raise SourceError(f"cannot open '{p}': {exc.strerror}") from None
     with fh:
         counting = _CountingFile(fh)
-        header = read_header(counting, file_size=size, keep_tokens=keep_tokens)
+        try:
+            header = read_header(counting, file_size=size, keep_tokens=keep_tokens)
+        except GGUFError as exc:
+            raise type(exc)(f"{p}: {exc}") from None
     return header, counting.count
 
 
