@@ -10,10 +10,10 @@ Sizes follow what llama.cpp allocates (llama-context.cpp, llama-kv-cache-iswa.cp
 
 from __future__ import annotations
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from tokenwalk.gguf.reader import align_up
 from tokenwalk.model.layers import Attention, Layer
 from tokenwalk.model.model import Model

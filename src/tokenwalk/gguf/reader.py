@@ -20,17 +20,14 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-from gguf.constants import (
+from tokenwalk.errors import GGUFError, TruncatedError, UnsupportedError
+from tokenwalk.gguf.constants import (
     GGML_QUANT_SIZES,
     GGUF_DEFAULT_ALIGNMENT,
     GGUF_MAGIC,
     GGMLQuantizationType,
     GGUFValueType,
 )
-from gguf.gguf_reader import GGUFReader
-
-from tokenwalk.errors import GGUFError, TruncatedError, UnsupportedError
 
 __all__ = [
     "ArrayInfo",
@@ -65,29 +62,25 @@ _REMOVED_TYPES = {
 _MIN_KV_BYTES = 8 + 1 + 4 + 1
 _MIN_TENSOR_INFO_BYTES = 8 + 4 + 4 + 8
 
-# struct format and item size of each scalar value type, derived from gguf's numpy table by
-# kind and width (numpy's own type chars are platform-sized: uint64 is 'L', 4 bytes to struct).
+# struct format of each scalar value type: the GGUF layout, little-endian, as gguf's writer packs
+# them (its table lives beside numpy code we do not load)
 _STRUCT_CODE = {
-    ("u", 1): "B",
-    ("i", 1): "b",
-    ("u", 2): "H",
-    ("i", 2): "h",
-    ("u", 4): "I",
-    ("i", 4): "i",
-    ("u", 8): "Q",
-    ("i", 8): "q",
-    ("f", 4): "f",
-    ("f", 8): "d",
-    ("b", 1): "?",
+    GGUFValueType.UINT8: "B",
+    GGUFValueType.INT8: "b",
+    GGUFValueType.UINT16: "H",
+    GGUFValueType.INT16: "h",
+    GGUFValueType.UINT32: "I",
+    GGUFValueType.INT32: "i",
+    GGUFValueType.FLOAT32: "f",
+    GGUFValueType.BOOL: "?",
+    GGUFValueType.UINT64: "Q",
+    GGUFValueType.INT64: "q",
+    GGUFValueType.FLOAT64: "d",
 }
 _SCALAR: dict[int, tuple[str, int]] = {
-    int(vt): (
-        "<" + _STRUCT_CODE[np.dtype(np_type).kind, np.dtype(np_type).itemsize],
-        np.dtype(np_type).itemsize,
-    )
-    for vt, np_type in GGUFReader.gguf_scalar_to_np.items()
+    int(vt): ("<" + code, struct.calcsize("<" + code)) for vt, code in _STRUCT_CODE.items()
 }
-assert all(struct.calcsize(fmt) == size for fmt, size in _SCALAR.values())
+
 _U64_AT = struct.Struct("<Q").unpack_from
 _STRING = int(GGUFValueType.STRING)
 _ARRAY = int(GGUFValueType.ARRAY)

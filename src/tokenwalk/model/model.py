@@ -196,7 +196,7 @@ class Model:
 
 
 def _file_type_name(ftype: int) -> str:
-    from gguf.constants import LlamaFileType
+    from tokenwalk.gguf.constants import LlamaFileType
 
     try:
         name = LlamaFileType(ftype).name

@@ -14,9 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType
-
 from tokenwalk.errors import UnknownNameError
+from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType
 from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.spec import ArchSpec
 

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gguf.constants import GGUF_DEFAULT_ALIGNMENT
-
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
+from tokenwalk.gguf.constants import GGUF_DEFAULT_ALIGNMENT
 from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.model import Model
 
