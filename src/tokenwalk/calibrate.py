@@ -42,6 +42,7 @@ from tokenwalk.fit import (
     fit_params,
     predict_tok_s,
 )
+from tokenwalk.machine import fit_group
 from tokenwalk.model.model import Model
 
 __all__ = [
@@ -51,7 +52,6 @@ __all__ = [
     "FitResult",
     "DefaultsFit",
     "MachineFit",
-    "group_of",
     "preset_for",
     "observation",
     "benchmark_observations",
@@ -70,17 +70,6 @@ GROUPINGS = ("global", "backend", "kind", "kind+backend")
 DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
 GROUP_MIN_MACHINES = 2  # a group needs rows from this many machines, else the global fit
 GROUP_MIN_ROWS = 4
-
-
-def group_of(kind: str, backend: str, grouping: str) -> str:
-    """The group key of a machine under a grouping ("global" puts everything in one)."""
-    if grouping == "global":
-        return "all"
-    if grouping == "kind":
-        return kind
-    if grouping == "kind+backend":
-        return f"{kind}/{backend}"
-    return backend
 
 
 # -- models at a quant ------------------------------------------------------------------------
@@ -235,12 +224,12 @@ class FitResult:
     def x_for(self, obs: Observation, *, use_machine: bool = True) -> np.ndarray:
         if use_machine and obs.machine in self.machines:
             return self.machines[obs.machine]
-        g = group_of(obs.meta["kind"], obs.meta["backend"], self.grouping)
+        g = fit_group(obs.meta["kind"], obs.meta["backend"], self.grouping)
         return self.groups.get(g, self.global_x)
 
 
 def _groups(design: Design, grouping: str) -> np.ndarray:
-    return np.array([group_of(o.meta["kind"], o.meta["backend"], grouping) for o in design.obs])
+    return np.array([fit_group(o.meta["kind"], o.meta["backend"], grouping) for o in design.obs])
 
 
 def fit_hierarchy(

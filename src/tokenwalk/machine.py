@@ -130,8 +130,11 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
 
 
 def fit_group(kind: str, backend: str, grouping: str | None = None) -> str:
-    """The group whose fitted efficiencies a machine without its own fit uses."""
+    """The group whose fitted efficiencies a machine without its own fit uses, under a grouping
+    (`global`, `backend`, `kind` or `kind+backend`; default: the shipped fit's)."""
     grouping = grouping or timing_defaults().grouping
+    if grouping == "global":
+        return "all"
     if grouping == "kind":
         return kind.lower()
     if grouping == "kind+backend":
