@@ -56,7 +56,6 @@ __all__ = [
     "pass_seconds",
     "pass_time",
     "decode_ceiling_tok_s",
-    "machine_balance",
     "prefill_chunks",
     "decode_report",
     "prefill_report",
@@ -300,11 +299,6 @@ def decode_ceiling_tok_s(bandwidth_gbs: float, bytes_per_token: float) -> float:
     return bandwidth_gbs * 1e9 / bytes_per_token
 
 
-def machine_balance(machine: Machine) -> float | None:
-    """Balance point = FLOPS / BW: FLOP per byte above which a pass is compute-bound (spec)."""
-    return machine.balance_flop_per_byte
-
-
 # -- decode -----------------------------------------------------------------------------------
 
 
@@ -400,7 +394,7 @@ def decode_report(
         bound=cost.bound,
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
-        machine_balance=machine_balance(machine),
+        machine_balance=machine.balance_flop_per_byte,
         reading_tok_s=READING_TOK_S,
         vs_reading=_vs_reading(1.0 / cost.time_s),
     )
@@ -538,6 +532,6 @@ def prefill_report(
         compute_bound_chunks=sum(c.bound == "compute" for c in chunks),
         memory_bound_chunks=sum(c.bound == "memory" for c in chunks),
         flops_per_token=flops / tokens,
-        machine_balance=machine_balance(machine),
+        machine_balance=machine.balance_flop_per_byte,
         chunks=chunks,
     )
