@@ -25,6 +25,7 @@ by chunk; speculative verification is n = draft length + 1. Everything here is p
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -302,8 +303,8 @@ def decode_ceiling_tok_s(bandwidth_gbs: float, bytes_per_token: float) -> float:
 # -- decode -----------------------------------------------------------------------------------
 
 
-class DecodeReport(BaseModel):
-    """The answer of `tokenwalk decode`: one decoding step at context `ctx`."""
+class _OnMachine(BaseModel):
+    """What every timing answer says about its model and machine."""
 
     model_config = ConfigDict(frozen=True)
     model: str
@@ -313,6 +314,23 @@ class DecodeReport(BaseModel):
     bandwidth_gbs: float
     tflops: float | None
     fit: Efficiency
+
+
+def _on_machine(model: Model, machine: Machine) -> dict[str, Any]:
+    return dict(
+        model=model.name,
+        quant=model.quant,
+        machine=machine.slug,
+        machine_name=machine.name,
+        bandwidth_gbs=machine.bandwidth_gbs,
+        tflops=machine.tflops,
+        fit=machine.fit,
+    )
+
+
+class DecodeReport(_OnMachine):
+    """The answer of `tokenwalk decode`: one decoding step at context `ctx`."""
+
     ctx: int
     kv_type: str
     parallel: int
@@ -367,13 +385,7 @@ def decode_report(
     w = cost.work
     per_token = w.bytes / parallel
     return DecodeReport(
-        model=model.name,
-        quant=model.quant,
-        machine=machine.slug,
-        machine_name=machine.name,
-        bandwidth_gbs=machine.bandwidth_gbs,
-        tflops=machine.tflops,
-        fit=machine.fit,
+        **_on_machine(model, machine),
         ctx=ctx,
         kv_type=kv_type,
         parallel=parallel,
@@ -425,17 +437,9 @@ class PrefillChunk(BaseModel):
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
 
 
-class PrefillReport(BaseModel):
+class PrefillReport(_OnMachine):
     """The answer of `tokenwalk prefill`: the prompt in chunks, time to first token."""
 
-    model_config = ConfigDict(frozen=True)
-    model: str
-    quant: str
-    machine: str
-    machine_name: str
-    bandwidth_gbs: float
-    tflops: float
-    fit: Efficiency
     prompt: int
     cached_tokens: int
     tokens: int  # tokens computed: prompt - cached
@@ -512,13 +516,7 @@ def prefill_report(
     attn = sum(c.flops * c.attention_share for c in chunks)
     tokens = prompt - cached
     return PrefillReport(
-        model=model.name,
-        quant=model.quant,
-        machine=machine.slug,
-        machine_name=machine.name,
-        bandwidth_gbs=machine.bandwidth_gbs,
-        tflops=machine.tflops,
-        fit=machine.fit,
+        **_on_machine(model, machine),
         prompt=prompt,
         cached_tokens=cached,
         tokens=tokens,
