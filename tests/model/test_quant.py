@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from gguf.constants import GGMLQuantizationType as Q
 
 from tokenwalk.errors import UnknownNameError
-from tokenwalk.gguf.reader import Header, TensorInfo, read_header
+from tokenwalk.gguf.reader import Header, TensorInfo
 from tokenwalk.model.hf import spec_from_config
+from tokenwalk.model.model import Model
 from tokenwalk.model.quant import PRESETS, assign_types, preset
-from tokenwalk.model.spec import ArchSpec, from_gguf_metadata
+from tokenwalk.model.spec import ArchSpec
 from tokenwalk.model.synth import synthesize_tensors
+from tokenwalk.sources.base import read_local
 
 
 def load(path: Path) -> Header:
-    with path.open("rb") as f:
-        return read_header(f, file_size=path.stat().st_size)
+    return read_local(path)[0]
 
 
 def spec_of(header: Header) -> ArchSpec:
-    names = {t.name for t in header.tensors}
-    embd = next(t for t in header.tensors if t.name == "token_embd.weight")
-    spec = from_gguf_metadata(header.metadata, n_vocab_from_tensors=embd.shape[1])
-    return replace(spec, tied_embeddings="output.weight" not in names)
+    """The ArchSpec of a real file, as a loaded model sees it (tied embeddings included)."""
+    return Model.from_headers("fixture", [header]).spec
 
 
 def data_bytes(table: list[TensorInfo]) -> int:

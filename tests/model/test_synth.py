@@ -6,29 +6,26 @@ The two header fixtures are cut from real Q4_K_M files; their tensor tables are 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tokenwalk.errors import UnknownArchitectureError
-from tokenwalk.gguf.reader import Header, read_header
+from tokenwalk.gguf.reader import Header
 from tokenwalk.model.hf import spec_from_config
-from tokenwalk.model.spec import ArchSpec, from_gguf_metadata
+from tokenwalk.model.model import Model
+from tokenwalk.model.spec import ArchSpec
 from tokenwalk.model.synth import SYNTH_ARCHITECTURES, synthesize_tensors
+from tokenwalk.sources.base import read_local
 
 
 def load(path: Path) -> Header:
-    with path.open("rb") as f:
-        return read_header(f, file_size=path.stat().st_size)
+    return read_local(path)[0]
 
 
 def spec_of(header: Header) -> ArchSpec:
-    """The ArchSpec of a real file; tied embeddings show as a missing output.weight."""
-    names = {t.name for t in header.tensors}
-    embd = next(t for t in header.tensors if t.name == "token_embd.weight")
-    spec = from_gguf_metadata(header.metadata, n_vocab_from_tensors=embd.shape[1])
-    return replace(spec, tied_embeddings="output.weight" not in names)
+    """The ArchSpec of a real file, as a loaded model sees it (tied embeddings included)."""
+    return Model.from_headers("fixture", [header]).spec
 
 
 @pytest.mark.parametrize("fixture", ["gemma3_path", "qwen2_path"])
