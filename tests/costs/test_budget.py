@@ -62,3 +62,11 @@ def test_bad_input(qwen2):
         budget_report([qwen2], machine="m", capacity_bytes=8 * GB, system_bytes=9 * GB)
     with pytest.raises(InputError):
         budget_report([], machine="m", capacity_bytes=8 * GB, system_bytes=0)
+
+
+def test_default_system_memory_by_kind():
+    from tokenwalk.costs.budget import default_system_bytes
+
+    assert default_system_bytes("igpu", 64 * GB) == 8 * GB
+    assert default_system_bytes("sbc", 8 * GB) == 2 * GB  # a quarter of a small machine
+    assert default_system_bytes("gpu", 24 * GB) == GB // 2

@@ -61,3 +61,12 @@ def test_bad_alpha_and_gamma(qwen2):
 def test_mtp_needs_an_mtp_block(qwen2):
     with pytest.raises(InputError, match="no multi-token-prediction block"):
         mtp_draft_model(qwen2)
+
+
+def test_alpha_for_speedup_inverts_the_speedup():
+    from tokenwalk.costs.spec import _speedup, alpha_for_speedup
+
+    for alpha in (0.2, 0.55, 0.9):
+        s = _speedup(alpha, 2, t_draft=0.017, t_verify=0.11, t_step=0.08)
+        assert alpha_for_speedup(s, 2, 0.017, 0.11, 0.08) == pytest.approx(alpha, abs=1e-6)
+    assert alpha_for_speedup(50.0, 2, 0.017, 0.11, 0.08) is None  # out of reach

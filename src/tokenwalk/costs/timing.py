@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.costs.kv import STATE_ELEMENT_BYTES, kv_bytes_per_cell, kv_element_bytes
+from tokenwalk.costs.kv import kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import active_params, weight_bytes_read
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
@@ -106,10 +106,7 @@ def kv_read_bytes(model: Model, n_tokens: int, ctx: int, kv_type: str = "f16") -
 
 def state_traffic_bytes(model: Model) -> float:
     """Recurrent state one stream's pass moves: read once and written once, 2 x S. Bytes."""
-    per_seq = sum(
-        x.state_elems for x in model.decoding_layers if x.attention is Attention.RECURRENT
-    )
-    return 2.0 * per_seq * STATE_ELEMENT_BYTES
+    return 2.0 * state_bytes(model)
 
 
 def matmul_flops(model: Model, n_tokens: float, n_logits: float) -> float:

@@ -1,0 +1,44 @@
+"""The request timeline: phases add up, and the decode integral matches a step-by-step sum."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokenwalk.costs.timing import pass_time
+from tokenwalk.costs.trace import decode_seconds, trace_report
+from tokenwalk.errors import InputError
+from tokenwalk.machine import resolve_machine
+from tokenwalk.model.resolve import load_model
+
+
+@pytest.fixture(scope="module")
+def qwen2(qwen2_path):
+    return load_model(str(qwen2_path)).model
+
+
+@pytest.fixture(scope="module")
+def machine():
+    return resolve_machine(None, bandwidth=200, tflops=20, memory=32)
+
+
+def test_decode_integral_matches_the_sum_of_steps(qwen2, machine):
+    total, _ = decode_seconds(qwen2, machine, 1000, 200)
+    exact = sum(pass_time(qwen2, machine, 1, 1000 + i).time_s for i in range(200))
+    assert total == pytest.approx(exact, rel=1e-3)
+
+
+def test_phases_are_contiguous_and_add_up(qwen2, machine):
+    r = trace_report(qwen2, machine, prompt=3000, output=50, cold=True)
+    t = 0.0
+    for p in r.phases:
+        assert p.start_s == pytest.approx(t)
+        t += p.duration_s
+    assert r.total_s == pytest.approx(t)
+    assert r.chunks == 6  # ceil(3000 / 512)
+    assert r.load_s == pytest.approx(r.phases[0].duration_s)
+    assert r.disk_read_assumed  # an inline machine has no disk speed
+
+
+def test_restore_needs_a_prefix(qwen2, machine):
+    with pytest.raises(InputError, match="--cached"):
+        trace_report(qwen2, machine, prompt=100, restore_kv=True)
