@@ -77,28 +77,39 @@ def machines(
 ) -> None:
     """List the machines: memory, bandwidth, FP16 rate and the efficiencies the timing model
     uses for each. Your own files (--machines-file, $TOKENWALK_MACHINES) are merged in."""
+    from rich import box
     from rich.table import Table
 
     rows = machine_rows(query, machines_file)
     if json:
         emit_json(MachineList(machines=rows))
         return
-    t = Table(title=f"{len(rows)} machines", title_justify="left")
-    t.add_column("slug", no_wrap=True)
-    t.add_column("name", max_width=30, no_wrap=True, overflow="ellipsis")
-    for col in ("kind", "backend"):
-        t.add_column(col)
-    for col in ("memory", "GB/s", "FP16 TFLOPS"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("fit bw/compute", no_wrap=True)
+    console = stdout_console()
+    slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
+    fixed = (("kind/backend", 14), ("memory", 6), ("GB/s", 5), ("FP16 TF", 7), ("fit", 14))
+    # the name gets what the terminal has left (2 columns of padding per column)
+    name_w = max(12, console.width - slug_w - sum(w for _, w in fixed) - 2 * (len(fixed) + 2) - 8)
+    t = Table(title=f"{len(rows)} machines", title_justify="left", box=box.SIMPLE_HEAD)
+    t.add_column("slug", no_wrap=True, min_width=slug_w)
+    t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
+    for col, width in fixed:
+        right = col in ("memory", "GB/s", "FP16 TF")
+        t.add_column(
+            col,
+            no_wrap=True,
+            min_width=width,
+            max_width=width,
+            justify="right" if right else "left",
+        )
     for r in rows:
         own = r.fit_source.split()[0]
-        own = {"kind+backend": "group", "kind": "group", "backend": "group"}.get(own, own)
+        own = {"kind+backend": "group", "kind": "group", "backend": "group", "machine": "own"}.get(
+            own, own
+        )
         t.add_row(
             r.slug,
             r.name,
-            r.kind,
-            r.backend,
+            f"{r.kind}/{r.backend}",
             f"{r.memory_gb:g} GB" if r.memory_gb else "-",
             f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "-",
             f"{r.fp16_tflops:,.1f} {'m' if r.fp16_kind == 'matrix' else 'v'}"
@@ -106,12 +117,11 @@ def machines(
             else "-",
             f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}",
         )
-    console = stdout_console()
     console.print(t)
     console.print(
         "[dim]FP16: m = matrix units (tensor cores, WMMA, XMX), v = vector ALUs. fit: share of "
-        "bandwidth / compute reached, fitted per machine or per group (kind/backend). Sources: "
-        "--json.[/dim]"
+        "bandwidth / compute the timing model uses, fitted for the machine itself (own), its "
+        "kind/backend group, or all machines (global). Sources: --json.[/dim]"
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
 from tokenwalk.costs.timing import DecodeReport, PrefillReport
 from tokenwalk.machine import Efficiency
@@ -35,7 +36,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  decode at {count(r.ctx)} tokens"
     if r.parallel > 1:
         title += f" x {r.parallel} streams"
-    reads = Table(title=title, title_justify="left")
+    reads = Table()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
     reads.add_row("weights (experts woken included)", human_bytes(r.weights_bytes))
@@ -63,7 +64,8 @@ def render_decode(r: DecodeReport, console: Console) -> None:
             s,
             "  compute",
             seconds(r.compute_s),
-            f"FLOPs / ({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})",
+            f"matrix FLOPs / ({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
+            + ("; weights on mat-vec kernels" if r.parallel <= 8 else ""),
         )
     _kv(s, "  overhead", seconds(r.overhead_s), "fixed cost per layer")
     _kv(
@@ -90,12 +92,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     lo, hi = r.reading_tok_s
     _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    console.print(Group(reads, "", s))
+    console.print(Group(Text(title, style="italic"), reads, "", s))
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
     title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  prefill of {count(r.prompt)} tokens"
-    chunks = Table(title=title, title_justify="left")
+    chunks = Table()
     for col in ("chunk", "tokens", "context", "time", "bound", "attention"):
         chunks.add_column(col, justify="right" if col != "bound" else "left")
     rows = r.chunks
@@ -128,4 +130,4 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     _kv(s, "attention share", pct(r.attention_share), "of the FLOPs: grows with the context")
     _kv(s, "bound", f"{r.compute_bound_chunks} compute, {r.memory_bound_chunks} memory", "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    console.print(Group(chunks, "", s))
+    console.print(Group(Text(title, style="italic"), chunks, "", s))
