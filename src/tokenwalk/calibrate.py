@@ -188,8 +188,8 @@ def _exclusion(b: Any, machine: Any) -> str | None:
         return "prefill of an unstated prompt length"
     if not machine.bandwidth_gbs:
         return "machine has no catalogued bandwidth"
-    if b.phase == "prefill" and not machine.fp16_tflops:
-        return "machine has no catalogued FP16 rate"
+    if b.phase == "prefill" and not machine.tflops_for(b.backend):
+        return "machine has no catalogued compute rate"
     return None
 
 
@@ -219,7 +219,7 @@ def benchmark_observations() -> tuple[list[Observation], list[str]]:
                 backend=b.backend,
                 vendor=machine_vendor(m.name, b.backend, getattr(m, "vendor", None)),
                 bandwidth_gbs=float(m.bandwidth_gbs),
-                tflops=m.fp16_tflops,
+                tflops=m.tflops_for(b.backend),
                 phase=b.phase,
                 n_tokens=b.n_tokens,
                 tok_s=b.tok_s,

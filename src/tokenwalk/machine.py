@@ -4,6 +4,10 @@ A machine is a catalogue entry (`data/machines.yaml`), an entry of a user's own 
 (`--machines-file`, `TOKENWALK_MACHINES`, `<config dir>/tokenwalk/machines.yaml`), or given
 inline (`--bandwidth 128 --tflops 12`); inline flags also override fields of a named machine.
 
+Units: bandwidth in decimal GB/s, compute in TFLOPS, memory capacity in the unit the vendor
+means, which for DRAM is GiB (a "24 GB" RTX 4090 holds 24 x 2^30 = 25.8e9 bytes), so
+`--memory 24` is 24 GiB. Output prints bytes in decimal GB (1e9).
+
 Its `fit` holds the efficiencies of the timing model (share of the bandwidth and of the compute
 an engine reaches, and a fixed cost per layer and pass). They come, in this order, from the
 machine's own `fit:` (written by `tokenwalk calibrate`), from the per-machine fits shipped in
@@ -25,9 +29,12 @@ from tokenwalk.errors import InputError, SpecError
 __all__ = [
     "Efficiency",
     "Machine",
+    "GIB",
+    "metal_working_set_bytes",
     "TimingDefaults",
     "MAX_BANDWIDTH_GBS",
     "MAX_TFLOPS",
+    "MAX_MEMORY_GIB",
     "timing_defaults",
     "FIT_LEVELS",
     "default_efficiency",
@@ -42,6 +49,7 @@ __all__ = [
 
 MAX_BANDWIDTH_GBS = 100_000.0
 MAX_TFLOPS = 100_000.0
+MAX_MEMORY_GIB = 1e6
 
 
 class Efficiency(BaseModel):
@@ -64,8 +72,30 @@ _FALLBACK = Efficiency(
 FIT_LEVELS = ("vendor", "backend", "kind", "kind/backend")
 
 
+GIB = 1 << 30
+
+# macOS lets Metal wire about 2/3 of the RAM on Macs with up to 36 GiB and 3/4 above (llama.cpp
+# prints it as `recommendedMaxWorkingSetSize`: 10922.67 MB on a 16 GB M1, 49152 MB on a 64 GB
+# M1 Max, 147456 MB on a 192 GB M2 Ultra); `sudo sysctl iogpu.wired_limit_mb=N` raises it.
+APPLE_SMALL_RAM_BYTES = 36 * GIB
+APPLE_SMALL_SHARE = 2 / 3
+APPLE_LARGE_SHARE = 3 / 4
+
+
+def metal_working_set_bytes(memory_bytes: float) -> float:
+    """Metal's default GPU working set on a Mac: 2/3 of the RAM up to 36 GiB, 3/4 above."""
+    share = APPLE_SMALL_SHARE if memory_bytes <= APPLE_SMALL_RAM_BYTES else APPLE_LARGE_SHARE
+    return memory_bytes * share
+
+
 class Machine(BaseModel):
-    """A machine as the timing model sees it. Decimal units: GB/s, TFLOPS, bytes."""
+    """A machine as the timing and memory models see it.
+
+    Rates are decimal (GB/s, TFLOPS); capacities are bytes, converted from the unit the vendor
+    means (GiB for memory). `tflops` is the rate the backend computes at: the GPU's dense FP16
+    rate, or the CPU cores' FP32 SIMD rate on a `cpu` backend; None when unknown, which decode
+    does not need.
+    """
 
     model_config = ConfigDict(frozen=True)
     slug: str
@@ -75,8 +105,11 @@ class Machine(BaseModel):
     vendor: str = "other"  # apple, nvidia, amd, intel, qualcomm, ...
     memory_bytes: float | None
     bandwidth_gbs: float
-    tflops: float | None  # dense FP16 (matrix units where llama.cpp uses them); None: unknown
+    tflops: float | None  # GPU dense FP16 or CPU FP32 SIMD; None: unknown
+    gpu_limit_bytes: float | None = None  # what the GPU may hold, where set below the memory
     disk_read_gbs: float | None = None
+    load_gbs: float | None = None  # a measured cold load: file bytes / seconds
+    load_source: str | None = None
     fit: Efficiency
 
     @property
@@ -85,6 +118,34 @@ class Machine(BaseModel):
         if not self.tflops:
             return None
         return self.tflops * 1e12 / (self.bandwidth_gbs * 1e9)
+
+    @property
+    def gpu_usable_bytes(self) -> float | None:
+        """Bytes the engine's GPU may hold: the set limit (--gpu-limit, `gpu_limit_gb`), else on a
+        Mac running Metal the default working set (`metal_working_set_bytes`), else the whole
+        memory. None when the memory is unknown."""
+        if self.memory_bytes is None:
+            return None
+        if self.gpu_limit_bytes is not None:
+            return min(self.gpu_limit_bytes, self.memory_bytes)
+        if self.kind == "apple" and self.backend == "metal":
+            return metal_working_set_bytes(self.memory_bytes)
+        return self.memory_bytes
+
+    @property
+    def gpu_limit_note(self) -> str:
+        """Where the GPU's limit comes from; empty when the GPU may use the whole memory."""
+        if self.memory_bytes is None:
+            return ""
+        if self.gpu_limit_bytes is not None and self.gpu_limit_bytes < self.memory_bytes:
+            return "the limit set for this machine (--gpu-limit)"
+        if self.gpu_limit_bytes is None and self.kind == "apple" and self.backend == "metal":
+            share = "2/3" if self.memory_bytes <= APPLE_SMALL_RAM_BYTES else "3/4"
+            return (
+                f"Metal's default working set, {share} of the RAM (raised by "
+                "`sudo sysctl iogpu.wired_limit_mb=N`: then give --gpu-limit)"
+            )
+        return ""
 
 
 # -- shipped fitted defaults ------------------------------------------------------------------
@@ -259,15 +320,22 @@ def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:
 # -- resolution -------------------------------------------------------------------------------
 
 
-def _check_numbers(bandwidth: float | None, tflops: float | None, memory: float | None) -> None:
+def _check_numbers(
+    bandwidth: float | None,
+    tflops: float | None,
+    memory: float | None,
+    gpu_limit: float | None = None,
+) -> None:
     if bandwidth is not None and not (0 < bandwidth <= MAX_BANDWIDTH_GBS):
         raise InputError(
             f"--bandwidth must be in (0, {MAX_BANDWIDTH_GBS:,.0f}] GB/s, not {bandwidth:g}"
         )
     if tflops is not None and not (0 < tflops <= MAX_TFLOPS):
         raise InputError(f"--tflops must be in (0, {MAX_TFLOPS:,.0f}] TFLOPS, not {tflops:g}")
-    if memory is not None and not (0 < memory <= 1e6):
-        raise InputError(f"--memory must be a positive number of GB, not {memory:g}")
+    if memory is not None and not (0 < memory <= MAX_MEMORY_GIB):
+        raise InputError(f"--memory must be a positive number of GiB, not {memory:g}")
+    if gpu_limit is not None and not (0 < gpu_limit <= MAX_MEMORY_GIB):
+        raise InputError(f"--gpu-limit must be a positive number of GiB, not {gpu_limit:g}")
 
 
 def entry_fit(entry: Any) -> Efficiency | None:
@@ -275,6 +343,21 @@ def entry_fit(entry: Any) -> Efficiency | None:
     if not fit:
         return None
     return _efficiency(fit, f"machine {entry.slug} (machine file)")
+
+
+def _default_backend(kind: str) -> str:
+    return {"apple": "metal", "cpu": "cpu", "sbc": "cpu"}.get(kind, "vulkan")
+
+
+def _gpu_limit(machine: Machine) -> Machine:
+    """Refuse a GPU limit above the machine's memory (it would mean nothing)."""
+    limit, memory = machine.gpu_limit_bytes, machine.memory_bytes
+    if limit is not None and memory is not None and limit > memory:
+        raise InputError(
+            f"--gpu-limit {limit / GIB:g} GiB is more than the {memory / GIB:g} GiB of memory "
+            f"of '{machine.slug}'"
+        )
+    return machine
 
 
 def resolve_machine(
@@ -286,10 +369,16 @@ def resolve_machine(
     backend: str | None = None,
     kind: str | None = None,
     machines_file: str | Path | None = None,
+    gpu_limit: float | None = None,
 ) -> Machine:
     """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
-    machine given only inline (`--bandwidth` and `--tflops` both required then)."""
-    _check_numbers(bandwidth, tflops, memory)
+    machine given only inline (`--bandwidth` at least; `--tflops` for prefill).
+
+    Inline `memory` and `gpu_limit` are GiB (2^30 bytes), the unit a "24 GB" card or a "16 GB"
+    Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
+    """
+    _check_numbers(bandwidth, tflops, memory, gpu_limit)
+    limit_bytes = gpu_limit * GIB if gpu_limit is not None else None
     if name:
         from tokenwalk.catalog import find_machine
 
@@ -303,41 +392,49 @@ def resolve_machine(
             fit = own
         else:
             fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor)
-        mem_gb = memory if memory is not None else entry.memory_gb
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
             )
+        if limit_bytes is None and entry.gpu_limit_gb is not None:
+            limit_bytes = entry.gpu_limit_gb * entry.unit_bytes
         machine = Machine(
             slug=entry.slug,
             name=entry.name,
             kind=k,
             backend=b,
             vendor=vendor,
-            memory_bytes=mem_gb * 1e9 if mem_gb else None,
+            memory_bytes=memory * GIB if memory is not None else entry.memory_bytes,
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
-            tflops=tflops if tflops is not None else entry.fp16_tflops,
-            disk_read_gbs=getattr(entry, "disk_read_gbs", None),
+            tflops=tflops if tflops is not None else entry.tflops_for(b),
+            gpu_limit_bytes=limit_bytes,
+            disk_read_gbs=entry.disk_read_gbs,
+            load_gbs=entry.load_gbs,
+            load_source=entry.load_source,
             fit=fit,
         )
         _check_numbers(machine.bandwidth_gbs, machine.tflops, None)
-        return machine
-    if bandwidth is None or tflops is None:
+        return _gpu_limit(machine)
+    if bandwidth is None:
         raise InputError(
             "no machine given: use --machine NAME (see `tokenwalk machines`) or give "
-            "--bandwidth GBS and --tflops T"
+            "--bandwidth GBS (and --tflops T for prefill)"
         )
     k = (kind or "gpu").lower()
-    b = (backend or ("cpu" if k == "cpu" else "vulkan")).lower()
+    b = (backend or _default_backend(k)).lower()
     vendor = machine_vendor("", b)
-    return Machine(
-        slug="custom",
-        name=f"custom ({bandwidth:g} GB/s, {tflops:g} TFLOPS)",
-        kind=k,
-        backend=b,
-        vendor=vendor,
-        memory_bytes=memory * 1e9 if memory is not None else None,
-        bandwidth_gbs=bandwidth,
-        tflops=tflops,
-        fit=default_efficiency(None, k, b, vendor),
+    rates = f"{bandwidth:g} GB/s" + (f", {tflops:g} TFLOPS" if tflops is not None else "")
+    return _gpu_limit(
+        Machine(
+            slug="custom",
+            name=f"custom ({rates})",
+            kind=k,
+            backend=b,
+            vendor=vendor,
+            memory_bytes=memory * GIB if memory is not None else None,
+            bandwidth_gbs=bandwidth,
+            tflops=tflops,
+            gpu_limit_bytes=limit_bytes,
+            fit=default_efficiency(None, k, b, vendor),
+        )
     )
