@@ -80,6 +80,8 @@ def machines(
     from rich import box
     from rich.table import Table
 
+    from tokenwalk.render.safe import safe_text
+
     rows = machine_rows(query, machines_file)
     if json:
         emit_json(MachineList(machines=rows))
@@ -107,9 +109,9 @@ def machines(
             own, own
         )
         t.add_row(
-            r.slug,
-            r.name,
-            f"{r.kind}/{r.backend}",
+            safe_text(r.slug, limit=None),
+            safe_text(r.name),
+            safe_text(f"{r.kind}/{r.backend}"),
             f"{r.memory_gb:g} GB" if r.memory_gb else "-",
             f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "-",
             f"{r.fp16_tflops:,.1f} {'m' if r.fp16_kind == 'matrix' else 'v'}"
