@@ -117,7 +117,7 @@ def machines(
             f"{r.fp16_tflops:,.1f} {'m' if r.fp16_kind == 'matrix' else 'v'}"
             if r.fp16_tflops
             else "-",
-            f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}",
+            safe_text(f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}"),
         )
     console.print(t)
     console.print(
