@@ -8,7 +8,14 @@ control sequence (ESC, C1 CSI, BEL, bidi overrides).
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import random
 import re
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +45,27 @@ HUGE = "H" * 1_000_000
 # tensor names must stay under 64 bytes (llama.cpp's GGML_MAX_NAME)
 TENSOR_NAMES = ["[/]\x1b[2J\x9b\u202e", "[link=http://x]t[/link]", "\x1b]8;;http://x\x07"]
 
+# raw bytes a file may hold: C1 CSI in UTF-8, a bare C1 byte (not UTF-8: read as U+FFFD),
+# RLO and an isolate in UTF-8, ESC, BEL, DEL
+RAW = [b"\xc2\x9b", b"\x9b", b"\xe2\x80\xae", b"\xe2\x81\xa6", b"\x1b", b"\x07", b"\x7f"]
+
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def hostile_string(rng: random.Random, *, short: bool = False) -> bytes:
+    """Hostile text as bytes for a GGUF string: markup, escapes, controls, sometimes huge.
+
+    `short` keeps it under 64 bytes, the longest tensor name llama.cpp (and the reader) takes."""
+    parts = [
+        rng.choice(HOSTILE).encode() if rng.random() < 0.7 else rng.choice(RAW)
+        for _ in range(rng.choice([1, 1, 2, 3]))
+    ]
+    text = b"".join(parts)
+    if short:
+        return text[: rng.choice([8, 20, 40, 63])]
+    if rng.random() < 0.1:
+        text = ((text + b" ") * rng.choice([50, 1000, 20_000]))[: rng.choice([5_000, 200_000])]
+    return text
 
 
 def problems(output: str, *, terminal: bool = False) -> list[str]:
@@ -139,3 +166,98 @@ def write_gguf(
     w.write_ti_data_to_file()
     w.close()
     return path
+
+
+# -- a case through the CLI, as a terminal would show it ---------------------------------------
+
+RENDER_COMMANDS = [
+    ["size"],
+    ["kv"],
+    ["decode", "-m", "radeon-860m"],
+    ["prefill", "-p", "1000", "-m", "radeon-860m"],
+    ["budget", "-m", "radeon-860m"],
+    ["trace", "-p", "1000", "-m", "radeon-860m"],
+    ["spec", "--draft", "{model}", "-m", "radeon-860m"],
+    ["size", "--json"],
+    ["decode", "-m", "radeon-860m", "--json"],
+]
+
+
+@dataclass
+class Rendered:
+    ok: bool
+    code: int
+    error: str
+    elapsed_s: float
+
+
+@contextlib.contextmanager
+def _terminal_env():
+    """Rich sees a colour terminal (styles and hyperlinks live) and a 120-column width."""
+    keys = ("FORCE_COLOR", "NO_COLOR", "COLUMNS", "TERM")
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update(FORCE_COLOR="1", COLUMNS="120", TERM="xterm-256color")
+    os.environ.pop("NO_COLOR", None)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_DIR: Path | None = None
+_CLICK = None
+
+
+def _click_command():  # noqa: ANN202
+    """The click command Typer builds from the app on every call (most of a call's time): built
+    once here and put in the app's place, so `main` runs as it does for a user, error
+    boundary and all, in a fraction of the time."""
+    global _CLICK
+    if _CLICK is None:
+        import typer.main
+
+        import tokenwalk.cli  # registers the commands
+
+        _CLICK = typer.main.get_command(tokenwalk.cli.app)
+    return _CLICK
+
+
+def render_check(data: bytes, command: list[str]) -> Rendered:
+    """Run `tokenwalk COMMAND FILE` on `data` as the CLI does and check stdout and stderr.
+
+    ok is False when the output is unsafe (`problems`), the exit code is not 0, 1 or 2, or an
+    error is not one line."""
+    from importlib import import_module
+    from unittest import mock
+
+    app_module = import_module("tokenwalk.cli.app")  # the module; tokenwalk.cli.app is the app
+
+    global _DIR
+    if _DIR is None:
+        _DIR = Path(tempfile.mkdtemp(prefix="tokenwalk-hostile-"))
+    path = _DIR / "case.gguf"
+    path.write_bytes(data)
+    argv = [command[0], str(path), *(a.replace("{model}", str(path)) for a in command[1:])]
+    out, err = io.StringIO(), io.StringIO()
+    t = time.perf_counter()
+    with (
+        _terminal_env(),
+        mock.patch.object(app_module, "app", _click_command()),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = app_module.main(argv)
+    elapsed = time.perf_counter() - t
+    o, e = out.getvalue(), err.getvalue()
+    found = problems(o, terminal="--json" not in command) + problems(e)
+    if code not in (0, 1, 2):
+        found.append(f"exit code {code}")
+    if code == 2 and (o or e.count("\n") != 1 or not e.startswith("tokenwalk: error: ")):
+        found.append("an error that is not one line on stderr")
+    if code != 2 and len(o) > 200_000:
+        found.append(f"{len(o):,} characters of output")
+    return Rendered(not found, code, "; ".join(found), elapsed)

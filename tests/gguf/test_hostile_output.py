@@ -284,3 +284,45 @@ def test_a_config_with_hostile_values_errs_safely(capsys, tmp_path) -> None:
     path.write_text(json.dumps(cfg))
     code, _out, err = run(capsys, ["size", str(path)])
     assert code == 2 and err.count("\n") == 1 and not problems(err), err
+
+
+def test_calibrate_shows_a_hostile_machine_and_bench_file_as_data(capsys, terminal, tmp_path):
+    terminal(True)
+    slug = "[/]\x1b[2J[link=http://x]box[/link]"
+    machines = tmp_path / "machines.yaml"
+    machines.write_text(
+        json.dumps(
+            [
+                {
+                    "slug": slug,
+                    "name": ALL,
+                    "kind": "apple",
+                    "backend": "metal",
+                    "memory_gb": 64,
+                    "bandwidth_gbs": 400,
+                    "fp16_tflops": 21,
+                    "fp16_kind": "vector",
+                    "source": ALL,
+                }
+            ]
+        )
+    )
+    row = {
+        "model_filename": "models/llama-2-7b.Q4_0.gguf",
+        "model_type": ALL,
+        "gpu_info": ALL,
+        "n_prompt": 512,
+        "n_gen": 0,
+        "avg_ts": 500.0,
+    }
+    bench = tmp_path / "bench.json"
+    bench.write_text(json.dumps([row, {**row, "n_prompt": 0, "n_gen": 128, "avg_ts": 50.0}]))
+    argv = ["calibrate", "-m", slug, "--from", str(bench), "--machines-file", str(machines)]
+    code, out, err = run(capsys, [*argv, "--dry-run"])
+    assert code == 0, err
+    assert not problems(out, terminal=True) and not problems(err), out + err
+    assert "[/]\\x1b[2J[link=http://x]box[/link]: 2 llama-bench" in _SGR.sub("", out)
+    hostile = [{**row, "model_filename": ALL}]
+    bench.write_text(json.dumps(hostile))
+    code, out, err = run(capsys, [*argv, "--dry-run"])
+    assert code == 2 and err.count("\n") == 1 and not problems(err), err
