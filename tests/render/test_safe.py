@@ -34,7 +34,7 @@ from tokenwalk.render.safe import (
         ("zero\u200bwidth\ufeff", "zero\\u200bwidth\\ufeff"),
         ("line\u2028para\u2029", "line\\u2028para\\u2029"),
         ("lone \ud800 surrogate", "lone \\ud800 surrogate"),
-        ("tag \U000e0041", "tag \\ue0041"),
+        ("tag \U000e0041", "tag \\U000e0041"),
         ("Qwen3 · café 模型 😀", "Qwen3 · café 模型 😀"),
         ("[link=http://x]click[/link]", "[link=http://x]click[/link]"),
     ],
@@ -95,3 +95,27 @@ def test_json_visible_parses_back_exactly(s: str) -> None:
     text = json_visible(json.dumps({"name": s}, ensure_ascii=False))
     assert json.loads(text) == {"name": s}
     assert not unsafe_chars(text.replace("\n", ""))
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_bar_shows_its_label_as_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote read's progress line names the URL: markup and escapes in it stay text."""
+    import sys
+
+    from tokenwalk.sources.progress import FetchProgress
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "300")
+    err = _Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    label = "http://h/[link=http://x]click[/link][/]\x1b[2J\x1b]8;;http://x\x07.gguf"
+    bar = FetchProgress(label, delay_s=0.0)
+    bar.update(1000)
+    bar.finish()
+    out = err.getvalue()
+    assert "[link=http://x]click[/link][/]\\x1b[2J\\x1b]8;;http://x\\x07.gguf" in out
+    assert "\x1b[2J" not in out and "\x1b]8;" not in out

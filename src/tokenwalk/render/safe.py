@@ -12,7 +12,8 @@ Two dangers, two rules:
   ``\\xNN`` (tab, newline and carriage return as ``\\t``, ``\\n``, ``\\r``), C1 controls as
   ``\\x80`` .. ``\\x9f``, and the other invisible characters that can reorder or hide text (bidi
   overrides and isolates, zero-width and other format characters, line and paragraph
-  separators, lone surrogates) as ``\\uNNNN``. The text stays on one line and says what it holds.
+  separators, lone surrogates) as ``\\uNNNN`` (``\\UNNNNNNNN`` beyond U+FFFF). The text stays
+  on one line and says what it holds.
 
 Display also cuts a string at `DISPLAY_CHARS` characters (a 64 MiB name would otherwise fill the
 terminal); `--json` keeps every string exactly as it was read.
@@ -59,7 +60,9 @@ def _escape(ch: str) -> str:
     if ch in _NAMED:
         return _NAMED[ch]
     o = ord(ch)
-    return f"\\x{o:02x}" if o <= 0xFF else f"\\u{o:04x}"
+    if o <= 0xFF:
+        return f"\\x{o:02x}"
+    return f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}"
 
 
 # the fast path: printable ASCII needs no look at each character
