@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokenwalk.errors import InputError, UnknownNameError
-from tokenwalk.machine import resolve_machine, timing_defaults
+from tokenwalk.machine import compose_efficiency, fit_keys, resolve_machine, timing_defaults
 
 
 def test_named_machine_has_its_calibrated_fit():
@@ -24,9 +24,19 @@ def test_override_a_named_machine():
 def test_inline_machine_gets_its_group_fit():
     m = resolve_machine(None, bandwidth=400, tflops=10, kind="apple", backend="metal")
     assert m.slug == "custom"
-    assert m.fit == timing_defaults().groups["apple/metal"]
+    d = timing_defaults()
+    assert m.fit == compose_efficiency(fit_keys("apple", "apple", "metal"))
+    assert "apple/metal" in m.fit.source
+    assert m.fit.eff_bw == pytest.approx(
+        d.global_fit.eff_bw
+        * d.factors["vendor"]["apple"]["eff_bw"]
+        * d.factors["backend"]["metal"]["eff_bw"]
+        * d.factors["kind"]["apple"]["eff_bw"]
+        * d.factors["kind/backend"]["apple/metal"]["eff_bw"]
+    )
+    # an unseen combination borrows from the groups it has: cpu backend, no sbc group
     m2 = resolve_machine(None, bandwidth=50, tflops=1, kind="sbc", backend="cpu")
-    assert m2.fit == timing_defaults().global_fit
+    assert "sbc" not in m2.fit.source and "backend cpu" in m2.fit.source
 
 
 @pytest.mark.parametrize(

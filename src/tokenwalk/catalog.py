@@ -47,6 +47,8 @@ _MODELS_FILE = "models.yaml"
 _MACHINES_FILE = "machines.yaml"
 _BENCHMARKS_FILE = "benchmarks.yaml"
 
+_DEFAULT_UBATCH = 512  # llama.cpp's default micro-batch (-ub), tokens
+
 
 class _Entry(BaseModel):
     """Common strictness: unknown keys are errors, every entry says where it comes from."""
@@ -108,14 +110,24 @@ class MachineEntry(_Entry):
 class BenchmarkEntry(_Entry):
     """One published speed measurement, tied to a catalogue machine and model.
 
-    `test` keeps the source's label; `phase`, `n_tokens` and `standard` are its normalised
-    reading (`standard`: a llama-bench pp512 / pp2048 / tg128 / tg512 run).
+    `test` keeps the source's label; the other fields are its normalised reading:
+    - `phase` and `n_tokens`: prefill or decode, and the N of llama-bench's ppN / tgN (tokens
+      processed or generated in the measured pass; None when the source does not say);
+    - `depth`: tokens already in the KV cache before the pass (llama-bench `-d N`, the `@ dN`
+      of a label); 0 for an empty context;
+    - `ubatch`: the micro-batch (llama-bench `-ub N`) where the label or notes state it; None
+      means llama.cpp's default of 512 tokens;
+    - `kv_type`: the KV cache type where stated (`q8_0`; `K/V` as in `q8_0/f16` when the two
+      differ); None: not stated (llama.cpp's default is f16);
+    - `flash_attn`: whether flash attention was on (`-fa 1` / `-fa 0`), None when not stated;
+    - `standard`: a plain llama-bench ppN / tgN run: llama.cpp, empty context, the default
+      micro-batch and an f16 (or unstated) KV cache.
     """
 
     machine: str = Field(min_length=1)
     device: str = Field(min_length=1)  # the device as the source names it
     backend: Backend
-    engine: Literal["llama.cpp", "ollama", "vllm"] = "llama.cpp"
+    engine: Literal["llama.cpp", "ollama", "llamafile", "vllm"] = "llama.cpp"
     model: str = Field(min_length=1)
     params_b: PositiveFloat | None = None
     quant: str = Field(min_length=1)
@@ -123,8 +135,27 @@ class BenchmarkEntry(_Entry):
     test: str = Field(min_length=1)
     phase: Literal["decode", "prefill"]
     n_tokens: int | None = Field(default=None, gt=0)
+    depth: int = Field(default=0, ge=0)
+    ubatch: int | None = Field(default=None, gt=0)
+    kv_type: str | None = Field(default=None, min_length=1)
+    flash_attn: bool | None = None
     standard: bool
     tok_s: PositiveFloat
+
+    @model_validator(mode="after")
+    def _standard_is_plain(self) -> BenchmarkEntry:
+        if self.standard and (
+            self.n_tokens is None
+            or self.depth
+            or self.ubatch not in (None, _DEFAULT_UBATCH)
+            or self.kv_type not in (None, "f16")
+            or self.engine != "llama.cpp"
+        ):
+            raise ValueError(
+                "standard is for plain llama-bench ppN / tgN runs (n_tokens stated, depth 0, "
+                f"default ubatch {_DEFAULT_UBATCH}, f16 KV cache, engine llama.cpp)"
+            )
+        return self
 
 
 _E = TypeVar("_E", bound=BaseModel)

@@ -29,8 +29,11 @@ __all__ = [
     "MAX_BANDWIDTH_GBS",
     "MAX_TFLOPS",
     "timing_defaults",
+    "FIT_LEVELS",
     "default_efficiency",
-    "fit_group",
+    "compose_efficiency",
+    "machine_vendor",
+    "fit_keys",
     "user_machine_files",
     "user_machines_path",
     "entry_fit",
@@ -42,18 +45,23 @@ MAX_TFLOPS = 100_000.0
 
 
 class Efficiency(BaseModel):
-    """The fitted part of the timing model: time = max(B / (BW x eff_bw), F / (FLOPS x
-    eff_compute)) + layers x overhead_s. `source` says where the numbers come from."""
+    """The fitted part of the timing model: time = max(B / (BW x eff_bw), (F + rows_half x R)
+    / (FLOPS x eff_compute)) + layers x overhead_s (see `tokenwalk.costs.timing`). `source`
+    says where the numbers come from."""
 
     model_config = ConfigDict(frozen=True)
     eff_bw: float  # share of the spec-sheet bandwidth a pass reaches (0..1)
-    eff_compute: float  # share of the dense FP16 rate a pass reaches (0..1)
+    eff_compute: float  # share of the dense FP16 rate a large matrix product reaches (0..1)
     overhead_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
+    rows_half: float = 0.0  # rows at which a matrix product reaches half of eff_compute
     source: str = "default"
 
 
 # Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
-_FALLBACK = Efficiency(eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, source="built-in fallback")
+_FALLBACK = Efficiency(
+    eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, rows_half=16.0, source="built-in fallback"
+)
+FIT_LEVELS = ("vendor", "backend", "kind", "kind/backend")
 
 
 class Machine(BaseModel):
@@ -64,6 +72,7 @@ class Machine(BaseModel):
     name: str
     kind: str  # igpu, apple, gpu, datacenter, cpu, sbc
     backend: str  # metal, cuda, rocm, vulkan, cpu, ...
+    vendor: str = "other"  # apple, nvidia, amd, intel, qualcomm, ...
     memory_bytes: float | None
     bandwidth_gbs: float
     tflops: float | None  # dense FP16 (matrix units where llama.cpp uses them); None: unknown
@@ -82,27 +91,53 @@ class Machine(BaseModel):
 
 
 class TimingDefaults(BaseModel):
-    """`data/timing.yaml`: fitted efficiencies, global, per group and per machine."""
+    """`data/timing.yaml`: the global fit, one factor per group of each level (vendor, backend,
+    kind, kind/backend), and the fits of benchmarked machines."""
 
     fitted: str = ""
-    grouping: str = "backend"
     global_fit: Efficiency = _FALLBACK
-    groups: dict[str, Efficiency] = {}
+    factors: dict[str, dict[str, dict[str, float]]] = {}  # level -> group -> param -> factor
     machines: dict[str, Efficiency] = {}
+
+
+_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
 
 
 def _efficiency(raw: Any, source: str) -> Efficiency:
     if not isinstance(raw, Mapping):
-        raise SpecError(f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s")
+        raise SpecError(
+            f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s, rows_half"
+        )
     try:
         return Efficiency(
             eff_bw=float(raw["eff_bw"]),
             eff_compute=float(raw["eff_compute"]),
             overhead_s=float(raw["overhead_s"]),
+            rows_half=float(raw.get("rows_half", 0.0)),
             source=str(raw.get("source", source)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"{source}: bad fit ({exc})") from None
+
+
+def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
+    if not isinstance(raw, Mapping):
+        raise SpecError("data/timing.yaml: factors must be a mapping of level -> group -> factors")
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for level, groups in raw.items():
+        if level not in FIT_LEVELS or not isinstance(groups, Mapping):
+            raise SpecError(f"data/timing.yaml: unknown fit level '{level}'")
+        out[level] = {}
+        for group, f in groups.items():
+            if not isinstance(f, Mapping):
+                raise SpecError(f"data/timing.yaml: bad factors for {level} {group}")
+            try:
+                out[level][str(group)] = {k: float(f[k]) for k in _FIT_KEYS}
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SpecError(
+                    f"data/timing.yaml: bad factors for {level} {group} ({exc})"
+                ) from None
+    return out
 
 
 @functools.lru_cache(maxsize=4)
@@ -113,15 +148,10 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
     raw = read_yaml(Path(path) if path else data_path("timing.yaml")) or {}
     if not isinstance(raw, dict):
         raise SpecError(f"{path or 'data/timing.yaml'}: expected a mapping of fitted values")
-    grouping = str(raw.get("grouping", "backend"))
     return TimingDefaults(
         fitted=str(raw.get("fitted", "")),
-        grouping=grouping,
         global_fit=_efficiency(raw.get("global", {}), "global fit (data/timing.yaml)"),
-        groups={
-            str(k): _efficiency(v, f"{grouping} {k} (data/timing.yaml)")
-            for k, v in (raw.get("groups") or {}).items()
-        },
+        factors=_factors(raw.get("factors") or {}),
         machines={
             str(k): _efficiency(v, f"machine {k} (data/timing.yaml)")
             for k, v in (raw.get("machines") or {}).items()
@@ -129,28 +159,71 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
     )
 
 
-def fit_group(kind: str, backend: str, grouping: str | None = None) -> str:
-    """The group whose fitted efficiencies a machine without its own fit uses, under a grouping
-    (`global`, `backend`, `kind` or `kind+backend`; default: the shipped fit's)."""
-    grouping = grouping or timing_defaults().grouping
-    if grouping == "global":
-        return "all"
-    if grouping == "kind":
-        return kind.lower()
-    if grouping == "kind+backend":
-        return f"{kind.lower()}/{backend.lower()}"
-    return backend.lower()
+_VENDOR_WORDS = (
+    ("apple", ("apple",)),
+    ("nvidia", ("nvidia", "geforce", "rtx", "gtx", "tesla", "jetson", "quadro", "dgx", "gb10")),
+    ("amd", ("amd", "radeon", "ryzen", "epyc", "instinct", "threadripper")),
+    ("intel", ("intel", "arc", "core", "xeon")),
+    ("qualcomm", ("qualcomm", "snapdragon", "adreno")),
+)
+_BACKEND_VENDOR = {"metal": "apple", "cuda": "nvidia", "rocm": "amd", "sycl": "intel"}
 
 
-def default_efficiency(slug: str | None, kind: str, backend: str) -> Efficiency:
-    """Shipped efficiencies for a machine: its own fit, its group's, or the global one."""
+def machine_vendor(name: str, backend: str, vendor: str | None = None) -> str:
+    """Who made the chip: the entry's `vendor`, else what the backend implies (CUDA: nvidia,
+    ROCm: amd, Metal: apple, SYCL: intel), else a maker's name in the machine's name."""
+    if vendor:
+        return vendor.lower()
+    if backend.lower() in _BACKEND_VENDOR:
+        return _BACKEND_VENDOR[backend.lower()]
+    words = name.lower().replace("-", " ").split()
+    for maker, names in _VENDOR_WORDS:
+        if any(w in words for w in names):
+            return maker
+    return "other"
+
+
+def fit_keys(vendor: str, kind: str, backend: str, slug: str = "") -> dict[str, str]:
+    """The groups a machine belongs to in the fit, level by level. A CPU's vendor group is
+    kept apart from the same maker's GPUs (`amd-cpu`)."""
+    kind, backend = kind.lower(), backend.lower()
+    keys = {
+        "vendor": f"{vendor}-cpu" if kind == "cpu" else vendor,
+        "backend": backend,
+        "kind": kind,
+        "kind/backend": f"{kind}/{backend}",
+    }
+    if slug:
+        keys["machine"] = slug
+    return keys
+
+
+def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None) -> Efficiency:
+    """Efficiencies of a machine without its own fit: the global fit times the factor of every
+    group it belongs to that has one (vendor, backend, kind, kind/backend)."""
+    d = d or timing_defaults()
+    g = d.global_fit
+    values = {k: getattr(g, k) for k in _FIT_KEYS}
+    used = []
+    for level in FIT_LEVELS:
+        f = d.factors.get(level, {}).get(keys.get(level, ""))
+        if f is None:
+            continue
+        used.append(f"{level} {keys[level]}")
+        for k in _FIT_KEYS:
+            values[k] *= f[k]
+    values["eff_bw"] = min(values["eff_bw"], 1.0)
+    values["eff_compute"] = min(values["eff_compute"], 1.0)
+    source = "global fit" + (" x " + ", ".join(used) if used else "") + " (data/timing.yaml)"
+    return Efficiency(**values, source=source)
+
+
+def default_efficiency(slug: str | None, kind: str, backend: str, vendor: str) -> Efficiency:
+    """Shipped efficiencies for a machine: its own fit, else composed from its groups."""
     d = timing_defaults()
     if slug and slug in d.machines:
         return d.machines[slug]
-    group = fit_group(kind, backend, d.grouping)
-    if group in d.groups:
-        return d.groups[group]
-    return d.global_fit
+    return compose_efficiency(fit_keys(vendor, kind, backend), d)
 
 
 # -- user files -------------------------------------------------------------------------------
@@ -224,11 +297,12 @@ def resolve_machine(
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
+        vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
         own = entry_fit(entry)
         if own is not None and backend is None:
             fit = own
         else:
-            fit = default_efficiency(entry.slug if backend is None else None, k, b)
+            fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor)
         mem_gb = memory if memory is not None else entry.memory_gb
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
@@ -239,6 +313,7 @@ def resolve_machine(
             name=entry.name,
             kind=k,
             backend=b,
+            vendor=vendor,
             memory_bytes=mem_gb * 1e9 if mem_gb else None,
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
             tflops=tflops if tflops is not None else entry.fp16_tflops,
@@ -254,13 +329,15 @@ def resolve_machine(
         )
     k = (kind or "gpu").lower()
     b = (backend or ("cpu" if k == "cpu" else "vulkan")).lower()
+    vendor = machine_vendor("", b)
     return Machine(
         slug="custom",
         name=f"custom ({bandwidth:g} GB/s, {tflops:g} TFLOPS)",
         kind=k,
         backend=b,
+        vendor=vendor,
         memory_bytes=memory * 1e9 if memory is not None else None,
         bandwidth_gbs=bandwidth,
         tflops=tflops,
-        fit=default_efficiency(None, k, b),
+        fit=default_efficiency(None, k, b, vendor),
     )

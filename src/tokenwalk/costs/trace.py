@@ -152,7 +152,20 @@ def trace_report(
                 f"{c.tokens} tokens at {c.ctx:,}, {c.bound}",
             )
     else:
-        add("prefill", pre.ttft_s, f"{len(pre.chunks)} chunks of up to {ubatch} tokens")
+        bounds = ", ".join(
+            f"{n} {what}"
+            for n, what in (
+                (pre.compute_bound_chunks, "compute"),
+                (pre.experts_bound_chunks, "routed experts"),
+                (pre.memory_bound_chunks, "memory"),
+            )
+            if n
+        )
+        add(
+            "prefill",
+            pre.ttft_s,
+            f"{len(pre.chunks)} chunks of up to {ubatch} tokens; bound by {bounds}",
+        )
     kv_after = kv_stored_bytes(model, prompt, kv_type, ubatch)
     state = state_bytes(model)
     stored = f"{kv_after / 1e6:.0f} MB of KV for {prompt:,} tokens"
