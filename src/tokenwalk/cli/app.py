@@ -85,17 +85,32 @@ NoCacheOpt = Annotated[
 def stdout_console():  # noqa: ANN201
     from rich.console import Console
 
-    return Console(highlight=False)
+    # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
+    return Console(highlight=False, emoji=False)
 
 
 def warn(message: str) -> None:
-    """One line on stderr that does not stop the command."""
-    sys.stderr.write(f"tokenwalk: warning: {message}\n")
+    """One line on stderr that does not stop the command; control characters made visible."""
+    sys.stderr.write(f"tokenwalk: warning: {_line(message)}\n")
+
+
+def _line(message: object) -> str:
+    """A message from data (a metadata value, a file name) made safe for one stderr line."""
+    from tokenwalk.render.safe import MESSAGE_CHARS, visible
+
+    return visible(message, MESSAGE_CHARS)
 
 
 def emit_json(obj: Any) -> None:
-    """Dump a pydantic result object to stdout."""
-    sys.stdout.write(obj.model_dump_json(indent=2))
+    """Dump a pydantic result object to stdout.
+
+    JSON already escapes C0 controls; the characters it may leave raw (DEL, C1 controls, bidi
+    overrides, ...) are written as \\uNNNN escapes too, so strings parse back exactly and no
+    control character reaches a terminal.
+    """
+    from tokenwalk.render.safe import json_visible
+
+    sys.stdout.write(json_visible(obj.model_dump_json(indent=2)))
     sys.stdout.write("\n")
 
 
@@ -128,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
             return rv
     except TokenwalkError as exc:
-        sys.stderr.write(f"tokenwalk: error: {exc}\n")
+        sys.stderr.write(f"tokenwalk: error: {_line(exc)}\n")
         return 2
     except typer.Exit as exc:
         return exc.exit_code
@@ -147,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TOKENWALK_DEBUG"):
             raise
         sys.stderr.write(
-            f"tokenwalk: internal error ({type(exc).__name__}: {exc}); "
+            f"tokenwalk: internal error ({type(exc).__name__}: {_line(exc)}); "
             "set TOKENWALK_DEBUG=1 to see where\n"
         )
         return 2
