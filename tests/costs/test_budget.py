@@ -70,3 +70,15 @@ def test_default_system_memory_by_kind():
     assert default_system_bytes("igpu", 64 * GB) == 8 * GB
     assert default_system_bytes("sbc", 8 * GB) == 2 * GB  # a quarter of a small machine
     assert default_system_bytes("gpu", 24 * GB) == GB // 2
+
+
+def test_gpu_limit_caps_the_room(qwen2):
+    """free = min(capacity - system, GPU limit) - used; a limit at or above the memory is none."""
+    kw = dict(machine="m", capacity_bytes=16 * GB, system_bytes=2 * GB, ctx=4096)
+    whole = budget_report([qwen2], **kw)
+    capped = budget_report([qwen2], **kw, gpu_limit_bytes=10 * GB, gpu_limit_note="why")
+    assert capped.free_bytes == pytest.approx(whole.free_bytes - 4 * GB)
+    assert capped.max_ctx < whole.max_ctx
+    assert (capped.gpu_limit_bytes, capped.gpu_limit_note) == (10 * GB, "why")
+    loose = budget_report([qwen2], **kw, gpu_limit_bytes=16 * GB, gpu_limit_note="why")
+    assert loose.gpu_limit_bytes is None and loose.free_bytes == whole.free_bytes

@@ -25,6 +25,7 @@ from tokenwalk.cli.app import (
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
+    GpuLimitOpt,
     KindOpt,
     MachineOpt,
     MachinesFileOpt,
@@ -54,6 +55,8 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
         machine=m.slug,
         capacity_bytes=int(m.memory_bytes),
         system_bytes=int(system),
+        gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
+        gpu_limit_note=m.gpu_limit_note,
         **kw,
     )
 
@@ -79,6 +82,7 @@ def budget(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -88,7 +92,9 @@ def budget(
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
     when it does not fit."""
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     if parallel < 1:
         raise InputError(f"--parallel must be at least 1, not {parallel}")
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
@@ -126,6 +132,7 @@ def trace(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -138,7 +145,9 @@ def trace(
 
     if prompt < 1:
         raise InputError("give the prompt length with --prompt N (at least 1 token)")
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     mdl = load(model, quant, json=json, no_cache=no_cache).model
     report = trace_report(
         mdl,
@@ -151,10 +160,10 @@ def trace(
         ubatch=ubatch,
         kv_type=kv_type,
     )
-    if (cold or restore_kv) and report.disk_read_assumed:
+    if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
-            f"machine '{m.slug}' has no disk speed; assuming {report.disk_read_gbs:g} GB/s "
-            "(an NVMe SSD)"
+            f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
+            f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
     respond(report, json)
 
@@ -201,6 +210,7 @@ def spec(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -220,7 +230,9 @@ def spec(
         raise InputError(f"--alpha must be between 0 and 1 (exclusive), not {alpha}")
     if gamma < 1:
         raise InputError(f"--gamma must be at least 1 draft token, not {gamma}")
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     tgt = load(target, quant, json=json, no_cache=no_cache).model
     if mtp:
         drf = mtp_draft_model(tgt)

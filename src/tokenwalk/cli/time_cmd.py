@@ -23,6 +23,7 @@ from tokenwalk.cli.app import (
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
+    GpuLimitOpt,
     KindOpt,
     MachineOpt,
     MachinesFileOpt,
@@ -45,6 +46,7 @@ def decode(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -56,7 +58,9 @@ def decode(
     how it compares with reading speed."""
     from tokenwalk.costs.timing import decode_report
 
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     loaded = load(model, quant, json=json, no_cache=no_cache)
     report = decode_report(loaded.model, m, ctx=ctx, kv_type=kv_type, parallel=parallel)
     respond(report, json)
@@ -73,6 +77,7 @@ def prefill(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -84,7 +89,9 @@ def prefill(
     or memory-bound, the attention share, and what a prefix cache saves."""
     from tokenwalk.costs.timing import prefill_report
 
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     loaded = load(model, quant, json=json, no_cache=no_cache)
     report = prefill_report(
         loaded.model, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type

@@ -2,6 +2,9 @@
 
     free = capacity - system - sum(weights) - sum(KV at ctx + recurrent state) - sum(buffers)
 
+where a GPU may hold less than that (a Mac's Metal working set), capacity - system is capped at
+the GPU's limit.
+
 Compute buffers follow what llama.cpp reserves for one micro-batch: the logits of `ubatch`
 tokens in f32 (ubatch x n_vocab x 4 bytes) plus activations of about 2 x n_embd f32 values per
 token (checked with `llama-fit-params -v`: 514.5 MiB for gemma-3-270m, 311 MiB for a Qwen2 7B at
@@ -79,6 +82,8 @@ class BudgetReport(BaseModel):
     machine: str
     capacity_bytes: int
     system_bytes: int
+    gpu_limit_bytes: int | None = None  # what the GPU may hold, where less than the memory
+    gpu_limit_note: str = ""
     ctx: int
     kv_type: str
     parallel: int
@@ -142,8 +147,11 @@ def budget_report(
     kv_type: str = "f16",
     parallel: int = 1,
     ubatch: int = 512,
+    gpu_limit_bytes: int | None = None,
+    gpu_limit_note: str = "",
 ) -> BudgetReport:
-    """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`."""
+    """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`,
+    and within `gpu_limit_bytes` where the GPU may hold less."""
     if not models:
         raise InputError("give at least one model")
     if capacity_bytes <= 0:
@@ -183,11 +191,15 @@ def budget_report(
     buffers = sum(r.buffers_bytes for r in rows)
     used = weights + kv_total + buffers
     room = capacity_bytes - system_bytes
+    if gpu_limit_bytes is not None and gpu_limit_bytes >= capacity_bytes:
+        gpu_limit_bytes = None
+    if gpu_limit_bytes is not None:
+        room = min(room, gpu_limit_bytes)
     free = room - used
     fits = free >= 0
     if not fits:
         verdict = "does not fit"
-    elif free >= ROOM_FRACTION * capacity_bytes:
+    elif free >= ROOM_FRACTION * min(capacity_bytes, gpu_limit_bytes or capacity_bytes):
         verdict = "fits with room"
     else:
         verdict = "tight"
@@ -219,6 +231,8 @@ def budget_report(
         machine=machine,
         capacity_bytes=capacity_bytes,
         system_bytes=system_bytes,
+        gpu_limit_bytes=gpu_limit_bytes,
+        gpu_limit_note=gpu_limit_note if gpu_limit_bytes is not None else "",
         ctx=ctx,
         kv_type=kv_type,
         parallel=parallel,
