@@ -93,7 +93,7 @@ def test_benchmark_fields_of_known_rows() -> None:
     ub = rows[("rtx-4090", "gpt-oss-20b", "MXFP4", "pp4096 (-ub 2048)")]
     assert (ub.n_tokens, ub.depth, ub.ubatch, ub.standard) == (4096, 0, 2048, False)
     kv = rows[("radeon-pro-w7800", "qwen3-30b-a3b", "Q4_K_M", "pp512")]
-    assert (kv.kv_type, kv.flash_attn, kv.standard) == ("q8_0/f16", True, False)
+    assert (kv.kv_type, kv.kv_type_v, kv.flash_attn, kv.standard) == ("q8_0", "f16", True, False)
     long = rows[("arc-pro-b70", "qwen3.5-27b", "Q4_K_M", "pp65536 (q8_0 KV)")]
     assert (long.n_tokens, long.kv_type, long.standard) == (65536, "q8_0", False)
     plain = rows[("arc-pro-b70", "qwen3.5-27b", "Q4_K_M", "pp32768")]
@@ -315,6 +315,7 @@ _ROW = (
         "depth: 4096, standard: true",
         "ubatch: 2048, standard: true",
         "kv_type: q8_0, standard: true",
+        "kv_type_v: q8_0, standard: true",
         "engine: llamafile, standard: true",
     ],
 )
@@ -332,4 +333,14 @@ def test_depth_and_ubatch_are_read(bench_dir: Path) -> None:
     _write(bench_dir, _ROW % "depth: -1, standard: false", "benchmarks.yaml")
     load_benchmarks.cache_clear()
     with pytest.raises(SpecError, match="key 'depth'"):
+        load_benchmarks()
+
+
+def test_kv_types_are_ggml_type_names(bench_dir: Path) -> None:
+    _write(bench_dir, _ROW % "kv_type: q8_0, kv_type_v: f16, standard: false", "benchmarks.yaml")
+    (b,) = load_benchmarks()
+    assert (b.kv_type, b.kv_type_v) == ("q8_0", "f16")
+    _write(bench_dir, _ROW % "kv_type: q8_0/f16, standard: false", "benchmarks.yaml")
+    load_benchmarks.cache_clear()
+    with pytest.raises(SpecError, match="kv_type 'q8_0/f16' is not a ggml type name"):
         load_benchmarks()
