@@ -217,6 +217,7 @@ class Relayed:
     method: str
     target: str  # the absolute URL of a GET, host:port of a CONNECT
     range: str | None = None
+    proxy_auth: str | None = None
 
 
 class ForwardProxy:
@@ -262,11 +263,13 @@ class ForwardProxy:
 
     def _get(self, h: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
-        self.relayed.append(Relayed("GET", h.path, h.headers.get("Range")))
+        self.relayed.append(
+            Relayed("GET", h.path, h.headers.get("Range"), h.headers.get("Proxy-Authorization"))
+        )
         if parts.scheme != "http" or parts.hostname not in self.allowed_hosts:
             self._refuse(h)
             return
-        hop = {"connection", "proxy-connection", "keep-alive", "host"}
+        hop = {"connection", "proxy-connection", "proxy-authorization", "keep-alive", "host"}
         headers = {k: v for k, v in h.headers.items() if k.lower() not in hop}
         upstream = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
         try:
@@ -287,7 +290,9 @@ class ForwardProxy:
 
     def _connect(self, h: BaseHTTPRequestHandler) -> None:
         host, _, port = h.path.rpartition(":")
-        self.relayed.append(Relayed("CONNECT", h.path))
+        self.relayed.append(
+            Relayed("CONNECT", h.path, proxy_auth=h.headers.get("Proxy-Authorization"))
+        )
         h.close_connection = True
         if host not in self.allowed_hosts:
             self._refuse(h)

@@ -6,6 +6,7 @@ uses a certificate from a CA made for the test with trustme, which no trust stor
 
 from __future__ import annotations
 
+import base64
 import ssl
 import subprocess
 from pathlib import Path
@@ -81,13 +82,35 @@ def test_proxy_for_reads_the_environment(monkeypatch):
     assert proxy_for("http://example.org/x.gguf") is None  # HTTP_PROXY is not set
 
 
-def test_a_dead_proxy_is_one_clear_line(site, small_model, monkeypatch):
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_credentials_in_the_proxy_url_are_sent_to_the_proxy_only(
+    site, proxy, small_model, tls, monkeypatch, scheme
+):
+    server_tls, ca_file = tls
+    s = site({"/m.gguf": small_model[0]}, tls=server_tls if scheme == "https" else None)
+    user_proxy = proxy.url.replace("http://", "http://alice:s%40cret@")
+    monkeypatch.setenv(f"{scheme.upper()}_PROXY", user_proxy)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    load_headers(s.url("/m.gguf"), http_options=FAST, progress=False)
+    expected = "Basic " + base64.b64encode(b"alice:s@cret").decode()
+    assert [x.proxy_auth for x in proxy.relayed] == [expected]
+    assert s.seen and all(x.auth is None for x in s.seen)
+
+
+def test_a_dead_proxy_is_one_clear_line_without_its_password(site, small_model, monkeypatch):
     s = site({"/m.gguf": small_model[0]})
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://bob:hunter2@127.0.0.1:9")
     with pytest.raises(SourceError) as e:
         load_headers(s.url("/m.gguf"), http_options=FAST, progress=False)
     assert str(e.value) == "cannot connect to the proxy http://127.0.0.1:9 (connection refused)"
     assert s.seen == []
+
+
+def test_a_socks_proxy_is_refused_by_name(site, small_model, monkeypatch):
+    s = site({"/m.gguf": small_model[0]})
+    monkeypatch.setenv("HTTP_PROXY", "socks5://127.0.0.1:9")
+    with pytest.raises(SourceError, match=r"^cannot use the proxy socks5://127.0.0.1:9: "):
+        load_headers(s.url("/m.gguf"), http_options=FAST, progress=False)
 
 
 def test_custom_ca_from_ssl_cert_file(site, small_model, tls, monkeypatch):

@@ -421,7 +421,7 @@ class HttpRangeReader:
     def _send(self, url: str, headers: dict[str, str]) -> BaseHTTPResponse:
         import urllib3
 
-        from tokenwalk.sources.transport import Transport, proxy_for
+        from tokenwalk.sources.transport import Transport, proxy_for, shown_proxy
 
         if self._transport is None:
             self._transport = Transport(self.opt.timeout_s)
@@ -432,12 +432,12 @@ class HttpRangeReader:
         try:
             return self._transport.send(url, headers)
         except exc_types.ProxyError as exc:
-            proxy = proxy_for(url)
+            proxy = shown_proxy(proxy_for(url) or "")
             if _is_refused(exc):
                 raise SourceError(
                     f"cannot connect to the proxy {proxy} (connection refused)"
                 ) from None
-            if "407" in str(exc):
+            if "407" in str(exc) or "407" in _reason(exc):
                 raise SourceError(
                     f"the proxy {proxy} asks for credentials (HTTP 407); put them in the proxy "
                     "URL (HTTPS_PROXY=http://user:password@host:port)"

@@ -2,13 +2,14 @@
 
 Imported only when a URL is read, so reading a local file never loads urllib3 or ``ssl``.
 
-What the environment says is honoured the way curl, pip and requests honour it:
+What the environment says is honoured, as by most command-line tools:
 
 - proxies: ``HTTPS_PROXY`` / ``https_proxy`` for https URLs, ``HTTP_PROXY`` / ``http_proxy`` for
   http URLs, ``ALL_PROXY`` for both, ``NO_PROXY`` / ``no_proxy`` (host names, domain suffixes,
   ``*``) to bypass them; on macOS and Windows the system proxy settings when no variable is set
-  (Python's `urllib.request.getproxies`). An https URL goes through the proxy in a CONNECT tunnel,
-  so the proxy never sees the path or the ``Authorization`` header.
+  (Python's `urllib.request.getproxies`). ``http://user:password@host:port`` sends Basic proxy
+  credentials, and messages show the proxy without them. An https URL goes through the proxy in
+  a CONNECT tunnel, so the proxy never sees the path or the ``Authorization`` header.
 - certificates: ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` replace the default trust anchors when set
   (a corporate CA bundle); otherwise the operating system's trust store is used, through
   ``truststore`` (the macOS keychain, the Windows store, the Linux CA bundle), falling back to
@@ -21,13 +22,13 @@ import os
 import ssl
 import urllib.request
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import urllib3
 
 from tokenwalk.errors import SourceError
 
-__all__ = ["Transport", "proxy_for", "ssl_context"]
+__all__ = ["Transport", "proxy_for", "shown_proxy", "ssl_context"]
 
 
 def proxy_for(url: str) -> str | None:
@@ -47,6 +48,21 @@ def proxy_for(url: str) -> str | None:
     if "://" not in proxy:
         proxy = "http://" + proxy  # curl's reading of HTTPS_PROXY=host:port
     return proxy
+
+
+def shown_proxy(proxy: str) -> str:
+    """The proxy URL without its credentials, for messages."""
+    parts = urlsplit(proxy)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _proxy_headers(proxy: str) -> dict[str, str]:
+    """``Proxy-Authorization`` for credentials written in the proxy URL."""
+    parts = urlsplit(proxy)
+    if parts.username is None:
+        return {}
+    creds = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    return dict(urllib3.make_headers(proxy_basic_auth=creds))
 
 
 def ssl_context() -> ssl.SSLContext:
@@ -83,6 +99,11 @@ class Transport:
         self._ssl: ssl.SSLContext | None = None
         self._managers: dict[tuple[str | None, bool], urllib3.PoolManager] = {}
 
+    def _context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = ssl_context()
+        return self._ssl
+
     def _manager(self, url: str) -> urllib3.PoolManager:
         https = urlsplit(url).scheme == "https"
         proxy = proxy_for(url)
@@ -91,16 +112,24 @@ class Transport:
             return manager
         kwargs: dict[str, Any] = {"num_pools": 4, "maxsize": 1, "retries": False}
         if https:
-            if self._ssl is None:
-                self._ssl = ssl_context()
-            kwargs["ssl_context"] = self._ssl
+            kwargs["ssl_context"] = self._context()
         if proxy is None:
             manager = urllib3.PoolManager(**kwargs)
         else:
             try:
-                manager = urllib3.ProxyManager(proxy, **kwargs)
-            except (ValueError, urllib3.exceptions.HTTPError) as exc:
-                raise SourceError(f"cannot use the proxy {proxy} ({exc})") from None
+                manager = urllib3.ProxyManager(
+                    shown_proxy(proxy),
+                    proxy_headers=_proxy_headers(proxy),
+                    proxy_ssl_context=(
+                        self._context() if urlsplit(proxy).scheme == "https" else None
+                    ),
+                    **kwargs,
+                )
+            except (ValueError, AssertionError, urllib3.exceptions.HTTPError):
+                raise SourceError(
+                    f"cannot use the proxy {shown_proxy(proxy)}: tokenwalk speaks to http:// "
+                    "and https:// proxies"
+                ) from None
         self._managers[(proxy, https)] = manager
         return manager
 
