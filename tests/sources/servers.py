@@ -225,7 +225,7 @@ class ForwardProxy:
 
     allowed_hosts = ("127.0.0.1", "localhost")
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.relayed: list[Relayed] = []
         proxy = self
 
@@ -241,7 +241,7 @@ class ForwardProxy:
             def do_CONNECT(self) -> None:  # noqa: N802
                 proxy._connect(self)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.server.handle_error = lambda *a: None
         self.port = self.server.server_address[1]

@@ -138,13 +138,19 @@ def _is_refused(exc: BaseException) -> bool:
     return "refused" in str(exc).lower()
 
 
-def _is_cert_error(exc: BaseException) -> bool:
+def _cert_problem(exc: BaseException) -> str | None:
+    """What is wrong with the server's certificate, or None for other TLS failures."""
     import ssl
 
-    inner = exc.args[0] if exc.args else None
-    return isinstance(inner, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(
-        exc
-    )
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen.verify_message or "certificate verify failed"
+        nxt = seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None
+        seen = nxt or seen.__cause__ or seen.__context__
+    return "certificate verify failed" if "CERTIFICATE_VERIFY_FAILED" in str(exc) else None
 
 
 class HttpRangeReader:
@@ -455,9 +461,10 @@ class HttpRangeReader:
                 timeout=True,
             ) from None
         except exc_types.SSLError as exc:
-            if _is_cert_error(exc):
+            problem = _cert_problem(exc)
+            if problem is not None:
                 raise SourceError(
-                    f"the certificate of {where} is not trusted ({_reason(exc)}); behind a "
+                    f"the certificate of {where} is not trusted ({problem}); behind a "
                     "TLS-inspecting proxy, point SSL_CERT_FILE at your organisation's CA bundle"
                 ) from None
             raise _Transient(f"{self.label}: TLS error with {where} ({_reason(exc)})") from None
