@@ -227,6 +227,7 @@ class ForwardProxy:
 
     def __init__(self, port: int = 0) -> None:
         self.relayed: list[Relayed] = []
+        self.require_auth: str | None = None  # a Proxy-Authorization value; others get 407
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -261,6 +262,15 @@ class ForwardProxy:
         h.send_header("Content-Length", "0")
         h.end_headers()
 
+    def _unauthorized(self, h: BaseHTTPRequestHandler) -> bool:
+        if self.require_auth is None or h.headers.get("Proxy-Authorization") == self.require_auth:
+            return False
+        h.send_response(407)
+        h.send_header("Proxy-Authenticate", 'Basic realm="corp"')
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+        return True
+
     def _get(self, h: BaseHTTPRequestHandler) -> None:
         parts = urlsplit(h.path)
         self.relayed.append(
@@ -268,6 +278,8 @@ class ForwardProxy:
         )
         if parts.scheme != "http" or parts.hostname not in self.allowed_hosts:
             self._refuse(h)
+            return
+        if self._unauthorized(h):
             return
         hop = {"connection", "proxy-connection", "proxy-authorization", "keep-alive", "host"}
         headers = {k: v for k, v in h.headers.items() if k.lower() not in hop}
@@ -296,6 +308,8 @@ class ForwardProxy:
         h.close_connection = True
         if host not in self.allowed_hosts:
             self._refuse(h)
+            return
+        if self._unauthorized(h):
             return
         try:
             upstream = socket.create_connection((host, int(port)), timeout=5)

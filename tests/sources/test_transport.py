@@ -97,6 +97,22 @@ def test_credentials_in_the_proxy_url_are_sent_to_the_proxy_only(
     assert s.seen and all(x.auth is None for x in s.seen)
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_proxy_asking_for_credentials_says_where_they_go(
+    site, proxy, small_model, tls, monkeypatch, scheme
+):
+    server_tls, ca_file = tls
+    s = site({"/m.gguf": small_model[0]}, tls=server_tls if scheme == "https" else None)
+    proxy.require_auth = "Basic " + base64.b64encode(b"alice:right").decode()
+    monkeypatch.setenv(f"{scheme.upper()}_PROXY", proxy.url.replace("//", "//alice:wrong@"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    with pytest.raises(SourceError) as e:
+        load_headers(s.url("/m.gguf"), http_options=FAST, progress=False)
+    assert "asks for credentials (HTTP 407)" in str(e.value)
+    assert "wrong" not in str(e.value) and "\n" not in str(e.value)
+    assert len(proxy.relayed) == 1 and s.seen == []  # refused once, not retried
+
+
 def test_a_dead_proxy_is_one_clear_line_without_its_password(site, small_model, monkeypatch):
     s = site({"/m.gguf": small_model[0]})
     monkeypatch.setenv("HTTP_PROXY", "http://bob:hunter2@127.0.0.1:9")

@@ -127,30 +127,46 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(text).split())
 
 
+def _find(exc: BaseException, cls: type[BaseException]) -> BaseException | None:
+    """The first exception of type `cls` among `exc` and those it wraps (urllib3 nests them)."""
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, cls):
+            return e
+        inner = [getattr(e, "reason", None), getattr(e, "original_error", None), e.__cause__]
+        inner += [e.__context__, *(e.args[:1])]
+        todo += [x for x in inner if isinstance(x, BaseException)]
+    return None
+
+
 def _is_refused(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            return False
-        if isinstance(seen, ConnectionRefusedError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return "refused" in str(exc).lower()
+    return _find(exc, ConnectionRefusedError) is not None or "refused" in str(exc).lower()
 
 
 def _cert_problem(exc: BaseException) -> str | None:
     """What is wrong with the server's certificate, or None for other TLS failures."""
     import ssl
 
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            break
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return seen.verify_message or "certificate verify failed"
-        nxt = seen.args[0] if seen.args and isinstance(seen.args[0], BaseException) else None
-        seen = nxt or seen.__cause__ or seen.__context__
+    found = _find(exc, ssl.SSLCertVerificationError)
+    if isinstance(found, ssl.SSLCertVerificationError):
+        return found.verify_message or "certificate verify failed"
     return "certificate verify failed" if "CERTIFICATE_VERIFY_FAILED" in str(exc) else None
+
+
+def _proxy_wants_credentials(url: str) -> str:
+    from tokenwalk.sources.transport import proxy_for, shown_proxy
+
+    proxy = shown_proxy(proxy_for(url) or "")
+    var = "HTTPS_PROXY" if url.startswith("https:") else "HTTP_PROXY"
+    return (
+        f"the proxy {proxy} asks for credentials (HTTP 407); give them in the proxy URL: "
+        f"{var}=http://user:password@host:port"
+    )
 
 
 class HttpRangeReader:
@@ -417,10 +433,7 @@ class HttpRangeReader:
             if status in _RETRY_STATUS:
                 raise _Transient(f"{self.label}: the server answered HTTP {status} {reason}")
             if status == 407:
-                raise SourceError(
-                    f"{self.label}: the proxy asks for credentials (HTTP 407); put them in the "
-                    "proxy URL (HTTPS_PROXY=http://user:password@host:port)"
-                )
+                raise SourceError(_proxy_wants_credentials(url))
             raise SourceError(f"{self.label}: the server answered HTTP {status} {reason}")
         raise SourceError(f"{self.label}: more than {self.opt.max_redirects} redirects")
 
@@ -443,11 +456,10 @@ class HttpRangeReader:
                 raise SourceError(
                     f"cannot connect to the proxy {proxy} (connection refused)"
                 ) from None
+            if _find(exc, exc_types.NameResolutionError) is not None:
+                raise SourceError(f"cannot resolve the host of the proxy {proxy}") from None
             if "407" in str(exc) or "407" in _reason(exc):
-                raise SourceError(
-                    f"the proxy {proxy} asks for credentials (HTTP 407); put them in the proxy "
-                    "URL (HTTPS_PROXY=http://user:password@host:port)"
-                ) from None
+                raise SourceError(_proxy_wants_credentials(url)) from None
             raise _Transient(f"{self.label}: through the proxy {proxy}: {_reason(exc)}") from None
         except exc_types.NameResolutionError:
             raise SourceError(f"cannot resolve host '{host}'") from None
