@@ -1,21 +1,22 @@
 """Fitting the timing model's efficiencies to measured speeds.
 
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
-row FLOPs R = sum F_i / rows_i, their routed-expert shares F_x and R_x, and layers L of each,
-from `tokenwalk.costs.timing.pass_work`). For parameters
-x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half, ln eff_experts) the prediction is
+row FLOPs R = sum F_i / rows_i, and layers L of each, from `tokenwalk.costs.timing.pass_work`).
+For parameters x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half) the prediction is
 
-    tok/s = tokens / sum over passes of [max(B / (BW e_bw), C) + L x overhead]
-    C = [F - F_x + h (R - R_x) + (F_x + h R_x) / e_x] / (FLOPS e_c),   h = rows_half
+    tok/s = tokens / sum over passes of
+            [max(B / (BW e_bw), (F + rows_half x R) / (FLOPS e_c)) + L x overhead]
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
     x(row) = x_global + x_vendor + x_backend + x_kind + x_kind/backend + x_machine
 
 so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
-gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). All offsets are fitted at once by
-robust non-linear least squares (`scipy.optimize.least_squares`, trust region, analytic
-Jacobian):
+gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). A parameter whose prior width
+is 0 at a level has no offsets there: rows_half is one number for every machine, because
+cross-validation predicts unseen devices better with it pooled than fitted per group. All
+offsets are fitted at once by robust non-linear least squares
+(`scipy.optimize.least_squares`, trust region, analytic Jacobian):
 
     minimise  sum_rows huber(ln(predicted / measured) / delta)
               + sum_offsets (offset / sigma_level)^2
@@ -48,27 +49,27 @@ __all__ = [
     "fit_offset",
 ]
 
-PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half", "eff_experts")
+PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
 LEVELS = ("vendor", "backend", "kind", "kind/backend", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
-# rows_half, eff_experts): chosen by leave-one-device-out cross-validation
+# rows_half); 0: no offset at that level. Chosen by leave-one-device-out cross-validation
 # (benchmarks/accuracy.py).
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
-    "global": (3.0, 3.0, 3.0, 3.0, 3.0),
-    "vendor": (0.3, 1.0, 1.0, 1.0, 1.0),
-    "backend": (0.3, 1.0, 1.0, 1.0, 1.0),
-    "kind": (0.3, 1.0, 1.0, 1.0, 1.0),
-    "kind/backend": (0.3, 0.7, 0.7, 0.7, 0.7),
-    "machine": (0.5, 0.7, 1.0, 0.7, 0.7),
+    "global": (3.0, 3.0, 3.0, 3.0),
+    "vendor": (0.3, 1.0, 1.0, 0.0),
+    "backend": (0.3, 1.0, 1.0, 0.0),
+    "kind": (0.3, 1.0, 1.0, 0.0),
+    "kind/backend": (0.3, 0.7, 0.7, 0.0),
+    "machine": (0.5, 0.7, 1.0, 0.0),
 }
 GROUP_MIN_MACHINES = 2
-# Bounds, in natural units: efficiencies in [1%, 100%], overhead in [10 ns, 20 ms] per layer,
-# rows_half in [0.5, 4096] rows, the experts' efficiency relative to dense products in
-# [1/50, 4].
-_LO = np.log([0.01, 0.002, 1e-8, 0.5, 0.02])
-_HI = np.log([1.0, 1.0, 2e-2, 4096.0, 4.0])
-START = np.log([0.7, 0.5, 3e-5, 16.0, 1.0])
+# Bounds, in natural units: bandwidth efficiency in [1%, 100%], compute efficiency in [0.2%,
+# 400%] (a CPU's integer dot products beat the FP32 rate it is rated by), overhead in [10 ns,
+# 20 ms] per layer, rows_half in [0.5, 4096] rows.
+_LO = np.log([0.01, 0.002, 1e-8, 0.5])
+_HI = np.log([1.0, 1.0, 2e-2, 4096.0])
+START = np.log([0.7, 0.5, 3e-5, 16.0])
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,7 @@ class Observation:
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    # (bytes, flops, row_flops, expert_flops, expert_row_flops, layers) of each pass
-    passes: tuple[tuple[float, float, float, float, float, int], ...]
+    passes: tuple[tuple[float, float, float, int], ...]  # (bytes, flops, row_flops, layers)
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)
@@ -94,7 +94,6 @@ class Params:
     eff_compute: float
     overhead_s: float
     rows_half: float
-    eff_experts: float = 1.0
 
     @classmethod
     def from_x(cls, x: np.ndarray) -> Params:
@@ -103,13 +102,7 @@ class Params:
 
     def to_x(self) -> np.ndarray:
         return np.log(
-            [
-                self.eff_bw,
-                self.eff_compute,
-                max(self.overhead_s, 1e-8),
-                max(self.rows_half, 0.5),
-                self.eff_experts,
-            ]
+            [self.eff_bw, self.eff_compute, max(self.overhead_s, 1e-8), max(self.rows_half, 0.5)]
         )
 
 
@@ -120,20 +113,18 @@ class Design:
         self.obs = list(observations)
         rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, rf, fx, rx, nl in o.passes:
+            for by, fp, rf, nl in o.passes:
                 rows.append(i)
                 fl = o.tflops * 1e12
                 # an unknown compute rate (0) leaves the compute term out (decode rows only)
-                c = [v / fl for v in (fp - fx, rf - rx, fx, rx)] if fl else [0.0] * 4
-                cols.append((by / (o.bandwidth_gbs * 1e9), *c, nl))
+                comp, rowc = (fp / fl, rf / fl) if fl else (0.0, 0.0)
+                cols.append((by / (o.bandwidth_gbs * 1e9), comp, rowc, nl))
         self.row = np.array(rows, dtype=np.int64)
-        arr = np.array(cols, dtype=float).reshape(-1, 6)
+        arr = np.array(cols, dtype=float).reshape(-1, 4)
         self.mem = arr[:, 0]  # seconds at 100% bandwidth
-        self.comp = arr[:, 1]  # dense products: seconds at 100% of the FP16 rate
-        self.rowc = arr[:, 2]  # dense products: seconds per row of rows_half, same rate
-        self.comp_x = arr[:, 3]  # routed experts, likewise
-        self.rowc_x = arr[:, 4]
-        self.layers = arr[:, 5]
+        self.comp = arr[:, 1]  # seconds at 100% of the compute rate
+        self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the compute rate
+        self.layers = arr[:, 3]
         self.tokens = np.array([o.tokens for o in self.obs], dtype=float)
         self.measured = np.array([o.measured_tok_s for o in self.obs], dtype=float)
         self.n = len(self.obs)
@@ -146,8 +137,7 @@ class Design:
         x = np.clip(x_rows, _LO, _HI)[self.row]
         e = np.exp(x)
         mem = self.mem / e[:, 0]
-        experts = (self.comp_x + e[:, 3] * self.rowc_x) / e[:, 4]
-        comp = (self.comp + e[:, 3] * self.rowc + experts) / e[:, 1]
+        comp = (self.comp + e[:, 3] * self.rowc) / e[:, 1]
         over = self.layers * e[:, 2]
         t = np.maximum(mem, comp) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
@@ -173,10 +163,7 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     d[:, 0] = np.where(comp_binds, 0.0, -mem)
     d[:, 1] = np.where(comp_binds, -comp, 0.0)
     d[:, 2] = over
-    rows = e[:, 3] * (design.rowc + design.rowc_x / e[:, 4]) / e[:, 1]
-    d[:, 3] = np.where(comp_binds, rows, 0.0)
-    experts = (design.comp_x + e[:, 3] * design.rowc_x) / (e[:, 4] * e[:, 1])
-    d[:, 4] = np.where(comp_binds, -experts, 0.0)
+    d[:, 3] = np.where(comp_binds, e[:, 3] * design.rowc / e[:, 1], 0.0)
     d *= inside
     dt = np.zeros((design.n, len(PARAMS)))
     for k in range(len(PARAMS)):
@@ -267,42 +254,44 @@ def fit_hierarchy(
             if j is not None:
                 member[r, j] = True
     sub = _Subset(design, idx)
-    inv_sigma = np.concatenate(
-        [1.0 / np.asarray(sigma["global"], float)]
-        + [1.0 / np.asarray(sigma[c[0]], float) for c in cols]
+    widths = np.concatenate(
+        [np.asarray(sigma["global"], float)] + [np.asarray(sigma[c[0]], float) for c in cols]
     )
-    theta0 = np.zeros(npar * (1 + len(cols)))
-    theta0[:npar] = START
+    free = widths > 0  # a width of 0: no offset for that parameter at that level
+    inv_sigma = 1.0 / widths[free]
+    center = np.zeros(widths.size)
+    center[:npar] = START
+    theta0 = center.copy()
     if start is not None:
         theta0[:npar] = start.global_x
         for j, c in enumerate(cols):
             if c in start.offsets:
                 theta0[npar * (1 + j) : npar * (2 + j)] = start.offsets[c]
     ln_meas = np.log(sub.measured)
+    weights = np.hstack([np.ones((idx.size, 1)), member.astype(float)])  # global + groups
+
+    def expand(phi: np.ndarray) -> np.ndarray:
+        theta = np.zeros(widths.size)
+        theta[free] = phi
+        return theta
 
     def rows_x(theta: np.ndarray) -> np.ndarray:
-        offs = theta[npar:].reshape(len(cols), npar)
-        return theta[:npar] + member.astype(float) @ offs
+        return weights @ theta.reshape(1 + len(cols), npar)
 
-    def residuals(theta: np.ndarray) -> np.ndarray:
+    def residuals(phi: np.ndarray) -> np.ndarray:
+        theta = expand(phi)
         lp, _ = _dlog_pred(sub, rows_x(theta))
-        prior = theta.copy()
-        prior[:npar] -= START
-        return np.concatenate([(lp - ln_meas) / delta, prior * inv_sigma])
+        return np.concatenate([(lp - ln_meas) / delta, (phi - center[free]) * inv_sigma])
 
-    def jacobian(theta: np.ndarray) -> np.ndarray:
-        _, d = _dlog_pred(sub, rows_x(theta))
-        d = d / delta
-        jd = np.empty((idx.size, theta.size))
-        jd[:, :npar] = d
-        for j in range(len(cols)):
-            jd[:, npar * (1 + j) : npar * (2 + j)] = d * member[:, j : j + 1]
-        return np.vstack([jd, np.diag(inv_sigma)])
+    def jacobian(phi: np.ndarray) -> np.ndarray:
+        _, d = _dlog_pred(sub, rows_x(expand(phi)))
+        jd = (weights[:, :, None] * (d / delta)[:, None, :]).reshape(idx.size, -1)
+        return np.vstack([jd[:, free], np.diag(inv_sigma)])
 
     n_data = idx.size
     result = least_squares(
         residuals,
-        theta0,
+        theta0[free],
         jac=jacobian,
         loss=lambda z: _huber_rho(z, n_data),
         method="trf",
@@ -314,7 +303,7 @@ def fit_hierarchy(
         gtol=1e-10,
         max_nfev=500,
     )
-    theta = result.x
+    theta = expand(result.x)
     offsets = {c: theta[npar * (1 + j) : npar * (2 + j)].copy() for j, c in enumerate(cols)}
     return HierFit(
         global_x=theta[:npar].copy(),
@@ -335,28 +324,38 @@ def fit_offset(
     composed parameters) with the machine level's prior width."""
     from scipy.optimize import least_squares
 
-    inv_sigma = 1.0 / np.asarray(sigma or PRIOR_SIGMA["machine"], float)
+    widths = np.asarray(sigma or PRIOR_SIGMA["machine"], float)
+    free = widths > 0
+    inv_sigma = 1.0 / widths[free]
     prior_x = np.asarray(prior_x, float)
     ln_meas = np.log(design.measured)
     n = design.n
 
-    def residuals(off: np.ndarray) -> np.ndarray:
-        lp, _ = _dlog_pred(design, np.broadcast_to(prior_x + off, (n, len(PARAMS))))
-        return np.concatenate([(lp - ln_meas) / delta, off * inv_sigma])
+    def x_of(phi: np.ndarray) -> np.ndarray:
+        off = np.zeros(len(PARAMS))
+        off[free] = phi
+        return np.broadcast_to(prior_x + off, (n, len(PARAMS)))
 
-    def jacobian(off: np.ndarray) -> np.ndarray:
-        _, d = _dlog_pred(design, np.broadcast_to(prior_x + off, (n, len(PARAMS))))
-        return np.vstack([d / delta, np.diag(inv_sigma)])
+    def residuals(phi: np.ndarray) -> np.ndarray:
+        lp, _ = _dlog_pred(design, x_of(phi))
+        return np.concatenate([(lp - ln_meas) / delta, phi * inv_sigma])
+
+    def jacobian(phi: np.ndarray) -> np.ndarray:
+        _, d = _dlog_pred(design, x_of(phi))
+        return np.vstack([d[:, free] / delta, np.diag(inv_sigma)])
 
     result = least_squares(
         residuals,
-        np.zeros(len(PARAMS)),
+        np.zeros(int(free.sum())),
         jac=jacobian,
         loss=lambda z: _huber_rho(z, n),
         method="trf",
         max_nfev=200,
     )
-    return np.clip(prior_x + result.x, _LO, _HI)
+    off = np.zeros(len(PARAMS))
+    off[free] = result.x
+    return np.clip(prior_x + off, _LO, _HI)
+
 
 
 class _Subset(Design):
@@ -371,8 +370,6 @@ class _Subset(Design):
         self.mem = design.mem[keep]
         self.comp = design.comp[keep]
         self.rowc = design.rowc[keep]
-        self.comp_x = design.comp_x[keep]
-        self.rowc_x = design.rowc_x[keep]
         self.layers = design.layers[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]

@@ -282,7 +282,7 @@ class PassCost(BaseModel):
     model_config = ConfigDict(frozen=True)
     work: PassWork
     memory_s: float  # B / (BW x eff_bw)
-    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute), experts at eff_experts
+    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute)
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
     time_s: float  # max(memory_s, compute_s) + overhead_s
@@ -304,15 +304,14 @@ def pass_seconds(
     """(memory_s, compute_s, expert_s, overhead_s) of a pass:
 
         memory_s   = B / (BW x eff_bw)
-        expert_s   = (F_x + rows_half x R_x) / (eff_experts x FLOPS x eff_compute)
-        compute_s  = (F - F_x + rows_half x (R - R_x)) / (FLOPS x eff_compute) + expert_s
+        compute_s  = (F + rows_half x R) / (FLOPS x eff_compute)
+        expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute), the routed experts' share
         overhead_s = L x overhead
 
-    A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the FP16 rate, so
-    it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
-    F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). Routed experts (F_x, R_x:
-    their share) run on llama.cpp's `mul_mat_id` kernels, which gather each expert's tokens
-    first: `eff_experts` is what those kernels reach next to a dense product of the same rows.
+    A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the compute rate,
+    so it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
+    F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). A routed expert sees only
+    n k / E_woken rows, so its products run far below the peak (F_x, R_x: the experts' share).
     Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate (None) leaves
     the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
@@ -320,9 +319,8 @@ def pass_seconds(
         return memory_s, 0.0, 0.0, n_layers * fit.overhead_s
     rate = tflops * 1e12 * fit.eff_compute
     h = fit.rows_half
-    expert_s = (expert_flops + h * expert_row_flops) / (fit.eff_experts * rate)
-    dense = flops - expert_flops + h * (row_flops - expert_row_flops)
-    return memory_s, dense / rate + expert_s, expert_s, n_layers * fit.overhead_s
+    expert_s = (expert_flops + h * expert_row_flops) / rate
+    return memory_s, (flops + h * row_flops) / rate, expert_s, n_layers * fit.overhead_s
 
 
 def matrix_flops(work: PassWork) -> float:
