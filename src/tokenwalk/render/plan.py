@@ -58,6 +58,8 @@ def render_budget(r: BudgetReport, console: Console) -> None:
         )
     for k, v in r.settings.items():
         summary.add_row(k, v)
+    for hint in r.hints:
+        summary.add_row("try", hint)
     console.print(Group(t, "", summary))
 
 
@@ -145,7 +147,9 @@ def render_spec(r: SpecReport, console: Console) -> None:
     head.add_row(
         "speedup",
         Text(f"{r.speedup:.2f}x", style=style),
-        "pays" if r.pays else "loses: slower than plain decoding",
+        ("pays" if r.fits is not False else "would pay, but they do not fit in memory")
+        if r.pays
+        else "loses: slower than plain decoding",
     )
     be = f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "never"
     head.add_row("break-even acceptance", be, f"at {r.gamma} draft tokens")
