@@ -177,3 +177,20 @@ def test_a_closed_pipe_exits_0(argv):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0, err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_usage_errors_show_control_characters_instead_of_sending_them(capsys):
+    code, _, err = run(capsys, "kv", "llama-3-8b", "--ctx", "8\x1b[2Jk")
+    assert code == 2 and "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_memory_takes_a_size_with_its_unit(capsys):
+    argv = ["budget", "llama-3-8b", "--bandwidth", "100", "--tflops", "5", "--json"]
+    code, out, _ = run(capsys, *argv, "--memory", "16GB")
+    assert code == 0 and json.loads(out)["capacity_bytes"] == run_capacity(capsys, argv, "16")
+    code, _, err = run(capsys, *argv, "--memory", "nan")
+    assert code == 2 and "'nan' is not a size in GB" in err
+
+
+def run_capacity(capsys, argv: list[str], memory: str) -> int:
+    return json.loads(run(capsys, *argv, "--memory", memory)[1])["capacity_bytes"]

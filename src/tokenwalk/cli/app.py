@@ -44,20 +44,10 @@ def parse_tokens(value: str | int) -> int:
 
 
 def parse_gb(value: str | float) -> float:
-    """A size in GB (1e9 bytes): 24, 24.5, 24GB, 512MB, 1TB; finite and never negative."""
+    """A size in GB: 24, 24.5, 24GB, 512MB (0.512), 1TB (1000); finite and never negative."""
     if isinstance(value, (int, float)):
         return float(value)
     return _number(str(value), _GB_SUFFIX, "a size in GB", "24, 24.5, 512MB or 1TB")
-
-
-def parse_rate(value: str | float) -> float:
-    """A rate (GB/s, TFLOPS): a finite number above zero."""
-    if isinstance(value, (int, float)):
-        return float(value)
-    n = _number(str(value), {"": 1.0}, "a positive number", "120 or 59.4")
-    if n <= 0:
-        raise typer.BadParameter(f"'{value}' must be above zero")
-    return n
 
 
 def tokens_option(*names: str, help: str, **kw: Any) -> Any:
@@ -233,6 +223,8 @@ def _usage_error(exc: Any) -> int:
         exc.show()
         return 0
     message = " ".join(str(exc.format_message()).split()).rstrip(".")
+    # what the user typed is echoed: control characters are shown, never sent to the terminal
+    message = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda c: f"\\x{ord(c[0]):02x}", message)
     path = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "tokenwalk"
     sys.stderr.write(f"tokenwalk: error: {message} (see `{path} --help`)\n")
     return 2

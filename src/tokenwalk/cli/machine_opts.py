@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from tokenwalk.cli.app import parse_gb
 from tokenwalk.machine import Machine
 
 __all__ = [
@@ -45,7 +46,11 @@ TflopsOpt = Annotated[
 MemoryOpt = Annotated[
     float | None,
     typer.Option(
-        "--memory", help="Memory capacity, GB (overrides the named machine's).", show_default=False
+        "--memory",
+        help="Memory capacity, GB (overrides the named machine's). Takes 24, 24GB, 512MB.",
+        show_default=False,
+        parser=parse_gb,
+        metavar="GB",
     ),
 ]
 BackendOpt = Annotated[
