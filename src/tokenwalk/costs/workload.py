@@ -87,7 +87,7 @@ def context_warnings(models: Iterable[Model], tokens: int, what: str = "context"
     """One warning per model whose trained context is shorter than `tokens` (per stream)."""
     return [
         f"{m.name}: {what} of {tokens:,} tokens is beyond its trained maximum of "
-        f"{m.spec.n_ctx_train:,} tokens (llama.cpp runs it, but quality is not trained for)"
+        f"{m.spec.n_ctx_train:,} tokens (llama.cpp runs it; the model was not trained that far)"
         for m in models
         if m.spec.n_ctx_train and tokens > m.spec.n_ctx_train
     ]
