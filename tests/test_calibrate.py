@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from tokenwalk.calibrate import (
     write_machine_fit,
 )
 from tokenwalk.errors import InputError, SpecError
-from tokenwalk.fit import Design, Params, fit_params, predict_tok_s
-from tokenwalk.machine import resolve_machine
+from tokenwalk.fit import Design, Params, fit_hierarchy, predict_tok_s
+from tokenwalk.machine import fit_keys, resolve_machine
 from tokenwalk.model.resolve import load_model
 
 
@@ -154,33 +155,101 @@ def test_preset_for_labels_and_sizes():
     assert preset_for("llama-2-7b", "4-bit (unspecified)", None) == "Q4_K_M"
 
 
-def test_fit_recovers_known_parameters():
-    """Speeds generated with known efficiencies are fitted back (no noise)."""
-    model = load_model("llama-2-7b", "Q4_0").model
-    truth = Params(0.6, 0.4, 1e-4).to_x()
+def _synthetic(models, machines, truth_for):
+    """Observations whose measured speeds are the model's own predictions with known parameters:
+    decode, and prefill of short and long prompts (so that the row term is pinned)."""
     obs = []
-    for bw, tf in ((100, 4), (400, 10), (1000, 160), (300, 30)):
-        for phase, n in (("decode", 128), ("prefill", 512)):
-            obs.append(
-                observation(
-                    model,
-                    label="x",
-                    machine="m",
-                    kind="gpu",
-                    backend="cuda",
-                    bandwidth_gbs=bw,
-                    tflops=tf,
-                    phase=phase,
-                    n_tokens=n,
-                    tok_s=1.0,
+    for slug, kind, backend, bw, tf in machines:
+        for model in models:
+            for phase, n in (("decode", 128), ("prefill", 64), ("prefill", 512), ("prefill", 2048)):
+                obs.append(
+                    observation(
+                        model,
+                        label=f"{slug} {model.name} {phase}{n}",
+                        machine=slug,
+                        kind=kind,
+                        backend=backend,
+                        vendor="nvidia" if backend == "cuda" else "amd",
+                        bandwidth_gbs=bw,
+                        tflops=tf,
+                        phase=phase,
+                        n_tokens=n,
+                        tok_s=1.0,
+                    )
                 )
-            )
     design = Design(obs)
+    truth = np.array([truth_for(o) for o in obs])
     measured = predict_tok_s(design, truth)
-    obs = [
-        o.__class__(**{**o.__dict__, "measured_tok_s": float(v)})
-        for o, v in zip(obs, measured, strict=True)
+    obs = [replace(o, measured_tok_s=float(v)) for o, v in zip(obs, measured, strict=True)]
+    return Design(obs)
+
+
+@pytest.fixture(scope="module")
+def dense_and_moe():
+    return [load_model("llama-2-7b", "Q4_0").model, load_model("qwen3-30b-a3b", "Q4_K_M").model]
+
+
+def test_fit_recovers_known_parameters(dense_and_moe):
+    """Speeds generated with known efficiencies are fitted back (no noise)."""
+    truth = Params(0.6, 0.4, 1e-4, 48.0).to_x()
+    machines = [
+        ("a", "gpu", "cuda", 100, 4),
+        ("b", "gpu", "cuda", 400, 10),
+        ("c", "gpu", "cuda", 1000, 160),
+        ("d", "gpu", "cuda", 300, 30),
     ]
-    design = Design(obs)
-    x = fit_params(design, np.ones(design.n, dtype=bool))
-    assert np.allclose(np.exp(x), np.exp(truth), rtol=0.05)
+    design = _synthetic(dense_and_moe, machines, lambda o: truth)
+    fit = fit_hierarchy(design, machines=False, levels=())
+    assert np.allclose(np.exp(fit.global_x), np.exp(truth), rtol=0.05)
+
+
+def test_groups_carry_what_their_machines_share(dense_and_moe):
+    """Two groups with different compute efficiencies: each group's offset recovers its own,
+    and a machine never seen is predicted from its group, not from the other one."""
+    fast = Params(0.8, 0.6, 4e-5, 32.0).to_x()
+    slow = Params(0.5, 0.15, 4e-5, 128.0).to_x()
+    machines = [
+        ("n1", "gpu", "cuda", 1000, 80),
+        ("n2", "gpu", "cuda", 500, 40),
+        ("a1", "igpu", "vulkan", 120, 20),
+        ("a2", "igpu", "vulkan", 250, 30),
+    ]
+    design = _synthetic(
+        dense_and_moe, machines, lambda o: fast if o.meta["backend"] == "cuda" else slow
+    )
+    fit = fit_hierarchy(design, machines=False)
+    keys = fit_keys("amd", "igpu", "vulkan")
+    got = Params.from_x(fit.x_for(keys))
+    assert got.eff_compute == pytest.approx(0.15, rel=0.2)
+    assert got.rows_half == pytest.approx(128, rel=0.35)
+    assert Params.from_x(fit.x_for(fit_keys("nvidia", "gpu", "cuda"))).eff_compute == (
+        pytest.approx(0.6, rel=0.2)
+    )
+
+
+def test_a_machine_fit_is_pulled_towards_its_group(dense_and_moe):
+    """One machine whose rows disagree with its group: its own offset moves it, and the prior
+    keeps the parameters its rows cannot see (no prefill rows: compute stays the group's)."""
+    group = Params(0.8, 0.5, 4e-5, 32.0).to_x()
+    machines = [("g1", "gpu", "cuda", 1000, 80), ("g2", "gpu", "cuda", 500, 40)]
+    design = _synthetic(dense_and_moe, machines, lambda o: group)
+    odd = observation(
+        dense_and_moe[0],
+        label="odd decode",
+        machine="odd",
+        kind="gpu",
+        backend="cuda",
+        vendor="nvidia",
+        bandwidth_gbs=800,
+        tflops=60,
+        phase="decode",
+        n_tokens=128,
+        tok_s=1.0,
+    )
+    slow = Design([odd])
+    measured = predict_tok_s(slow, Params(0.4, 0.5, 4e-5, 32.0).to_x())[0]
+    design = Design([*design.obs, replace(odd, measured_tok_s=float(measured))])
+    fit = fit_hierarchy(design)
+    own = Params.from_x(fit.x_for(fit_keys("nvidia", "gpu", "cuda", "odd")))
+    assert own.eff_bw < 0.6  # its decode pins the bandwidth share
+    assert own.eff_compute == pytest.approx(0.5, rel=0.2)  # nothing pins compute: the group's

@@ -134,7 +134,8 @@ def test_wrong_type_names_file_entry_and_key(tmp_path: Path) -> None:
     ("text", "key"),
     [
         ("- {slug: m, name: M, kind: toaster, backend: cpu, source: s}\n", "kind"),
-        ("- {slug: m, name: M, kind: cpu, backend: cpu}\n", "source"),
+        ("- {slug: m, kind: cpu, backend: cpu}\n", "name"),
+        ("- {slug: rtx-4090, memory_unit: GiB/s}\n", "memory_unit"),
         ("- {slug: m, name: M, kind: cpu, backend: cpu, source: s, speed: 3}\n", "speed"),
         ("- {slug: rtx-4090, memory_gb: -1}\n", "memory_gb"),
     ],
@@ -143,6 +144,32 @@ def test_invalid_machine_entries(tmp_path: Path, text: str, key: str) -> None:
     f = _write(tmp_path, text)
     with pytest.raises(SpecError, match=rf"machines\.yaml: entry .*key '{key}'"):
         load_machines([f])
+
+
+def test_own_machine_needs_no_source(tmp_path: Path) -> None:
+    f = _write(tmp_path, "- {slug: my-box, name: My box, kind: cpu, backend: cpu}\n")
+    box = find_machine("my-box", extra_files=[f])
+    assert str(f) in box.source  # the file is its source
+    assert all(m.source != box.source for m in load_machines())
+
+
+def test_wrong_type_is_reported_before_a_missing_key(tmp_path: Path) -> None:
+    # 'kind' and 'backend' are missing too; the value the user wrote wrong comes first
+    f = _write(tmp_path, "- {slug: my-box, name: My box, bandwidth_gbs: fast}\n")
+    with pytest.raises(SpecError, match=r"key 'bandwidth_gbs'.*'fast'.*and 2 more errors"):
+        load_machines([f])
+
+
+def test_gpu_limit_within_memory(tmp_path: Path) -> None:
+    f = _write(tmp_path, "- {slug: apple-m1, gpu_limit_gb: 20}\n")
+    with pytest.raises(SpecError, match="gpu_limit_gb cannot exceed memory_gb"):
+        load_machines([f])
+
+
+def test_what_an_entry_lacks() -> None:
+    assert find_machine("rtx-4090").lacks() == []
+    assert find_machine("cix-cp8180").lacks() == ["memory", "bandwidth", "compute"]
+    assert find_machine("desktop-ddr5-5600").lacks() == ["memory"]
 
 
 def test_not_a_list(tmp_path: Path) -> None:

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from tokenwalk.catalog import load_machines
 from tokenwalk.errors import InputError, UnknownNameError
-from tokenwalk.machine import resolve_machine, timing_defaults
+from tokenwalk.machine import (
+    GIB,
+    compose_efficiency,
+    fit_keys,
+    metal_working_set_bytes,
+    resolve_machine,
+    timing_defaults,
+)
 
 
 def test_named_machine_has_its_calibrated_fit():
@@ -17,27 +25,40 @@ def test_named_machine_has_its_calibrated_fit():
 
 def test_override_a_named_machine():
     m = resolve_machine("radeon-860m", memory=96, bandwidth=136.5)
-    assert m.memory_bytes == 96e9 and m.bandwidth_gbs == 136.5
+    assert m.memory_bytes == 96 * GIB and m.bandwidth_gbs == 136.5  # --memory is GiB
     assert m.fit == resolve_machine("radeon-860m").fit
 
 
 def test_inline_machine_gets_its_group_fit():
     m = resolve_machine(None, bandwidth=400, tflops=10, kind="apple", backend="metal")
     assert m.slug == "custom"
-    assert m.fit == timing_defaults().groups["apple/metal"]
+    d = timing_defaults()
+    assert m.fit == compose_efficiency(fit_keys("apple", "apple", "metal"))
+    assert "apple/metal" in m.fit.source
+    assert m.fit.eff_bw == pytest.approx(
+        d.global_fit.eff_bw
+        * d.factors["vendor"]["apple"]["eff_bw"]
+        * d.factors["backend"]["metal"]["eff_bw"]
+        * d.factors["kind"]["apple"]["eff_bw"]
+        * d.factors["kind/backend"]["apple/metal"]["eff_bw"]
+    )
+    # an unseen combination borrows from the groups it has: cpu backend, no sbc group
     m2 = resolve_machine(None, bandwidth=50, tflops=1, kind="sbc", backend="cpu")
-    assert m2.fit == timing_defaults().global_fit
+    assert "sbc" not in m2.fit.source and "backend cpu" in m2.fit.source
 
 
 @pytest.mark.parametrize(
     "kwargs",
     [
         dict(name=None),
-        dict(name=None, bandwidth=100),
+        dict(name=None, tflops=10),
         dict(name=None, bandwidth=0, tflops=1),
         dict(name=None, bandwidth=200_000, tflops=1),
         dict(name=None, bandwidth=100, tflops=-1),
         dict(name="radeon-860m", memory=-4),
+        dict(name="apple-m1", gpu_limit=0),
+        dict(name="apple-m1", gpu_limit=17),  # more than its 16 GiB
+        dict(name=None, bandwidth=100, memory=8, gpu_limit=9),
     ],
 )
 def test_refusals(kwargs):
@@ -61,9 +82,76 @@ def test_user_files(tmp_path, monkeypatch):
     )
     m = resolve_machine("my-box", machines_file=mine)
     assert m.fit.eff_bw == 0.5 and m.fit.overhead_s == 1e-4
-    assert resolve_machine("radeon-860m", machines_file=mine).memory_bytes == 32e9
+    assert resolve_machine("radeon-860m", machines_file=mine).memory_bytes == 32 * GIB
     monkeypatch.setenv("TOKENWALK_MACHINES", str(mine))
     assert resolve_machine("my-box").bandwidth_gbs == 500
     monkeypatch.setenv("TOKENWALK_MACHINES", str(tmp_path / "missing.yaml"))
     with pytest.raises(InputError, match="TOKENWALK_MACHINES"):
         resolve_machine("radeon-860m")
+
+
+# -- memory units ---------------------------------------------------------------------------------
+
+
+def test_capacities_are_binary_as_vendors_mean_them():
+    """A '24 GB' RTX 4090 holds 24 GiB (it reports 24,564 MiB); a '16 GB' Mac 16 GiB."""
+    assert resolve_machine("rtx-4090").memory_bytes == 24 * 2**30
+    assert resolve_machine("apple-m1").memory_bytes == 16 * 2**30
+    assert resolve_machine("radeon-860m").memory_bytes == 64 * 2**30
+
+
+def test_a_decimal_figure_says_so(tmp_path):
+    mine = tmp_path / "m.yaml"
+    mine.write_text(
+        "- {slug: rtx-4090, memory_gb: 24, memory_unit: GB}\n"
+        "- {slug: box, name: Box, kind: gpu, backend: cuda, memory_gb: 24, bandwidth_gbs: 500}\n"
+    )
+    assert resolve_machine("rtx-4090", machines_file=mine).memory_bytes == 24e9
+    assert resolve_machine("box", machines_file=mine).memory_bytes == 24 * GIB
+
+
+# -- Apple's GPU working set ----------------------------------------------------------------------
+
+
+def test_metal_working_set_matches_llama_cpp():
+    """llama.cpp prints recommendedMaxWorkingSetSize: 10922.67 MB (MiB) on a 16 GB M1, 21845.34
+    on 32 GB, 49152.00 on a 64 GB M1 Max, 147456.00 on a 192 GB M2 Ultra."""
+    mib = 2**20
+    for ram_gib, mb in ((16, 10922.67), (32, 21845.34), (64, 49152.0), (192, 147456.0)):
+        assert metal_working_set_bytes(ram_gib * GIB) / mib == pytest.approx(mb, abs=0.01)
+
+
+def test_gpu_usable_bytes():
+    m1 = resolve_machine("apple-m1")
+    assert m1.gpu_usable_bytes == pytest.approx(16 * GIB * 2 / 3)
+    assert "2/3" in m1.gpu_limit_note
+    assert resolve_machine("apple-m1-max").gpu_usable_bytes == 48 * GIB
+    raised = resolve_machine("apple-m1", gpu_limit=14)
+    assert raised.gpu_usable_bytes == 14 * GIB and "--gpu-limit" in raised.gpu_limit_note
+    # the CPU backend of a Mac is not held to Metal's working set; a discrete card has its own
+    assert resolve_machine("apple-m1", backend="cpu").gpu_usable_bytes == 16 * GIB
+    assert resolve_machine("rtx-4090").gpu_usable_bytes == 24 * GIB
+    assert resolve_machine("rtx-4090").gpu_limit_note == ""
+
+
+# -- incomplete machines --------------------------------------------------------------------------
+
+
+def test_decode_needs_no_compute_rate():
+    m = resolve_machine(None, bandwidth=100)
+    assert m.tflops is None and m.name == "custom (100 GB/s)"
+    assert resolve_machine(None, bandwidth=100, kind="apple").backend == "metal"
+
+
+def test_cpu_backends_compute_at_the_cpu_rate():
+    """cores x clock x FP32 FLOP per cycle: 16 Zen 5 cores x 5.7 GHz x 64 = 5.84 TFLOPS."""
+    assert resolve_machine("desktop-ddr5-5600").tflops == pytest.approx(16 * 5.7 * 64 / 1e3, 0.01)
+    assert resolve_machine("raspberry-pi-5").tflops == pytest.approx(4 * 2.4 * 16 / 1e3, 0.01)
+    # a GPU machine run on its CPU has no GPU rate to borrow
+    assert resolve_machine("radeon-860m", backend="cpu").tflops is None
+
+
+def test_every_cpu_and_gpu_with_bandwidth_has_a_compute_rate():
+    """Every catalogue machine whose bandwidth is known can answer prefill."""
+    missing = [m.slug for m in load_machines() if m.bandwidth_gbs and "compute" in m.lacks()]
+    assert missing == []

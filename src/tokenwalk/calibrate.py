@@ -1,19 +1,20 @@
 """Calibration: published runs (or a user's llama-bench JSON) -> fitted efficiencies.
 
 Two uses of one fit (`tokenwalk.fit`):
-- `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: a global fit, one
-  per group (backend, kind, or both: the grouping that cross-validates best), and one per
-  benchmarked machine, each pulled towards its parent; `tokenwalk calibrate --write-defaults`
-  stores them in `data/timing.yaml`.
+- `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: the global
+  parameters, one offset per group of each level (vendor, backend, kind, kind/backend) and one
+  per benchmarked machine, all at once, each pulled towards zero by its level's prior;
+  `tokenwalk calibrate --write-defaults` stores them in `data/timing.yaml`.
 - `calibrate_machine()` fits one machine from `llama-bench -o json` (or jsonl) runs, pulled
   towards the machine's current efficiencies, and `write_machine_fit()` stores the result in the
   user's machine file.
 
-Which rows are used: llama-bench pp/tg rows (`standard`), and the other llama.cpp or Ollama
-rows whose work is known: decoding without drafting (context assumed 256 tokens when not
-stated) and prefill of a stated prompt length. Excluded: vLLM rows (another engine), rows with
-multi-token-prediction drafting on (a step is not one token), prefill of an unstated prompt
-length, and rows on machines without a catalogued bandwidth or, for prefill, FP16 rate.
+Which rows are used: llama-bench pp/tg rows, at any depth and micro-batch, and the other
+llama.cpp or Ollama rows whose work is known: decoding without drafting (context assumed 256
+tokens when not stated) and prefill of a stated prompt length. Excluded: vLLM rows (another
+engine), rows with multi-token-prediction drafting on (a step is not one token), prefill of an
+unstated prompt length, and rows on machines without a catalogued bandwidth or, for prefill,
+FP16 rate.
 """
 
 from __future__ import annotations
@@ -35,27 +36,29 @@ from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
 from tokenwalk.fit import (
     HUBER_DELTA,
-    PRIOR_WEIGHT,
+    LEVELS,
+    PARAMS,
+    PRIOR_SIGMA,
     Design,
     Observation,
     Params,
-    fit_params,
+    fit_hierarchy,
+    fit_offset,
     predict_tok_s,
 )
-from tokenwalk.machine import fit_group
+from tokenwalk.machine import FIT_LEVELS, fit_keys, machine_vendor
 from tokenwalk.model.model import Model
 
 __all__ = [
-    "GROUPINGS",
     "DECODE_CTX_UNSTATED",
+    "VARIANTS",
     "ErrorStats",
-    "FitResult",
     "DefaultsFit",
     "MachineFit",
     "preset_for",
     "observation",
     "benchmark_observations",
-    "fit_hierarchy",
+    "variant_design",
     "cross_validate",
     "naive_predictions",
     "error_stats",
@@ -66,10 +69,7 @@ __all__ = [
     "write_machine_fit",
 ]
 
-GROUPINGS = ("global", "backend", "kind", "kind+backend")
 DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
-GROUP_MIN_MACHINES = 2  # a group needs rows from this many machines, else the global fit
-GROUP_MIN_ROWS = 4
 
 
 # -- models at a quant ------------------------------------------------------------------------
@@ -110,6 +110,11 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 # -- observations -----------------------------------------------------------------------------
 
 
+def _pass(model: Model, n: int, ctx: int, **kw: Any) -> tuple[float, float, float, int]:
+    w = pass_work(model, n, ctx, **kw)
+    return (w.bytes, matrix_flops(w), w.row_flops, w.n_layers)
+
+
 def observation(
     model: Model,
     *,
@@ -117,6 +122,7 @@ def observation(
     machine: str,
     kind: str,
     backend: str,
+    vendor: str,
     bandwidth_gbs: float,
     tflops: float | None,
     phase: str,
@@ -124,39 +130,51 @@ def observation(
     tok_s: float,
     ubatch: int = DEFAULT_UBATCH,
     depth: int = 0,
+    kv_type: str = "f16",
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
-    (depth + n/2 for tg n), or the prompt's prefill chunks."""
+    (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        w = pass_work(model, 1, ctx)
-        passes = ((w.bytes, matrix_flops(w), w.n_layers),)
+        passes: tuple[tuple[float, float, float, int], ...] = (
+            _pass(model, 1, ctx, kv_type=kv_type),
+        )
         tokens = 1.0
     else:
         if not n_tokens:
             raise InputError(f"{label}: a prefill measurement needs its prompt length")
         plan = prefill_chunks(depth + n_tokens, depth, ubatch)
         weights = {n: weight_bytes_read(model, n) for n in {n for _, n in plan}}
-        passes = []
-        for i, (ctx, n) in enumerate(plan):
-            w = pass_work(
-                model, n, ctx, n_logits=1 if i == len(plan) - 1 else 0, weight_bytes=weights[n]
+        passes = tuple(
+            _pass(
+                model,
+                n,
+                ctx,
+                kv_type=kv_type,
+                n_logits=1 if i == len(plan) - 1 else 0,
+                weight_bytes=weights[n],
             )
-            passes.append((w.bytes, matrix_flops(w), w.n_layers))
-        passes = tuple(passes)
+            for i, (ctx, n) in enumerate(plan)
+        )
         tokens = float(n_tokens)
     return Observation(
         label=label,
         machine=machine,
-        group="",
         phase=phase,
         bandwidth_gbs=bandwidth_gbs,
         tflops=tflops or 0.0,
         tokens=tokens,
         passes=passes,
         measured_tok_s=tok_s,
-        meta={"kind": kind, "backend": backend, **(meta or {})},
+        keys=fit_keys(vendor, kind, backend, machine),
+        meta={
+            "kind": kind,
+            "backend": backend,
+            "vendor": vendor,
+            "moe": bool(model.spec.n_expert),
+            **(meta or {}),
+        },
     )
 
 
@@ -170,8 +188,8 @@ def _exclusion(b: Any, machine: Any) -> str | None:
         return "prefill of an unstated prompt length"
     if not machine.bandwidth_gbs:
         return "machine has no catalogued bandwidth"
-    if b.phase == "prefill" and not machine.fp16_tflops:
-        return "machine has no catalogued FP16 rate"
+    if b.phase == "prefill" and not machine.tflops_for(b.backend):
+        return "machine has no catalogued compute rate"
     return None
 
 
@@ -191,6 +209,7 @@ def benchmark_observations() -> tuple[list[Observation], list[str]]:
             continue
         preset = preset_for(b.model, b.quant, b.model_file_gb)
         model = _catalogue_model(b.model, preset)
+        kv_type = getattr(b, "kv_type", None) or "f16"
         used.append(
             observation(
                 model,
@@ -198,100 +217,81 @@ def benchmark_observations() -> tuple[list[Observation], list[str]]:
                 machine=b.machine,
                 kind=m.kind,
                 backend=b.backend,
+                vendor=machine_vendor(m.name, b.backend, getattr(m, "vendor", None)),
                 bandwidth_gbs=float(m.bandwidth_gbs),
-                tflops=m.fp16_tflops,
+                tflops=m.tflops_for(b.backend),
                 phase=b.phase,
                 n_tokens=b.n_tokens,
                 tok_s=b.tok_s,
+                ubatch=getattr(b, "ubatch", None) or DEFAULT_UBATCH,
+                depth=getattr(b, "depth", 0) or 0,
+                kv_type=kv_type,
                 meta={"standard": b.standard, "preset": preset, "model": b.model},
             )
         )
     return used, excluded
 
 
-# -- the hierarchical fit ---------------------------------------------------------------------
+# -- fitting variants and cross-validation -----------------------------------------------------
+
+# The model and the one it replaced, for cross-validation side by side:
+# - "rows": the matrix term grows with rows_half x R, groups at every level;
+# - "previous": no row term, groups by kind/backend only (the first timing model).
+VARIANTS = ("rows", "previous")
+_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 1.0) for k in PRIOR_SIGMA}
 
 
-@dataclass(frozen=True)
-class FitResult:
-    grouping: str
-    global_x: np.ndarray
-    groups: dict[str, np.ndarray]
-    machines: dict[str, np.ndarray]
-    group_rows: dict[str, int]
-    machine_rows: dict[str, int]
-
-    def x_for(self, obs: Observation, *, use_machine: bool = True) -> np.ndarray:
-        if use_machine and obs.machine in self.machines:
-            return self.machines[obs.machine]
-        g = fit_group(obs.meta["kind"], obs.meta["backend"], self.grouping)
-        return self.groups.get(g, self.global_x)
+def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[str, ...]]:
+    """The design, prior widths and levels of a variant of the model (see VARIANTS)."""
+    if variant == "rows":
+        return design, PRIOR_SIGMA, LEVELS
+    if variant == "previous":
+        old = Design(design.obs)
+        old.rowc = np.zeros_like(old.rowc)
+        return old, _PREVIOUS_SIGMA, ("kind/backend", "machine")
+    raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
 
-def _groups(design: Design, grouping: str) -> np.ndarray:
-    return np.array([fit_group(o.meta["kind"], o.meta["backend"], grouping) for o in design.obs])
-
-
-def fit_hierarchy(
-    design: Design, grouping: str, train: np.ndarray | None = None, *, machines: bool = True
-) -> FitResult:
-    """Global fit, then each group pulled towards it, then each machine towards its group."""
-    train = np.ones(design.n, dtype=bool) if train is None else train
-    gx = fit_params(design, train)
-    keys = _groups(design, grouping)
-    groups: dict[str, np.ndarray] = {}
-    group_rows: dict[str, int] = {}
-    slugs = np.array([o.machine for o in design.obs])
-    for g in sorted(set(keys[train])):
-        mask = train & (keys == g)
-        if len(set(slugs[mask])) < GROUP_MIN_MACHINES or mask.sum() < GROUP_MIN_ROWS:
-            continue  # one device's rows are that device, not a group: use the global fit
-        groups[g] = gx if grouping == "global" else fit_params(design, mask, prior=gx)
-        group_rows[g] = int(mask.sum())
-    per_machine: dict[str, np.ndarray] = {}
-    machine_rows: dict[str, int] = {}
-    if machines:
-        for s in sorted(set(slugs[train])):
-            mask = train & (slugs == s)
-            g = keys[np.flatnonzero(mask)[0]]
-            per_machine[s] = fit_params(design, mask, prior=groups.get(g, gx))
-            machine_rows[s] = int(mask.sum())
-    return FitResult(grouping, gx, groups, per_machine, group_rows, machine_rows)
-
-
-def cross_validate(design: Design, grouping: str) -> np.ndarray:
-    """Leave-one-device-out predictions: refit without each machine's rows, predict them."""
-    slugs = np.array([o.machine for o in design.obs])
-    pred = np.zeros(design.n)
+def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
+    """Leave-one-device-out predictions: refit without each machine's rows, predict them from
+    the groups they belong to."""
+    d, sigma, levels = variant_design(design, variant)
+    full = fit_hierarchy(d, sigma=sigma, levels=levels)
+    slugs = np.array([o.machine for o in d.obs])
+    pred = np.zeros(d.n)
     for s in sorted(set(slugs)):
         held = slugs == s
-        fit = fit_hierarchy(design, grouping, ~held, machines=False)
-        x = np.array([fit.x_for(o, use_machine=False) for o in design.obs])
-        pred[held] = predict_tok_s(design, x)[held]
+        fit = fit_hierarchy(d, ~held, machines=False, sigma=sigma, levels=levels, start=full)
+        pred[held] = predict_tok_s(d, fit.x_rows(d, use_machine=False))[held]
     return pred
 
 
 def naive_predictions(design: Design) -> np.ndarray:
-    """The naive roofline: 100% of bandwidth and of compute, no overhead."""
-    x = np.array([0.0, 0.0, math.log(1e-8)])
-    return predict_tok_s(design, x)
+    """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
+    d = Design(design.obs)
+    d.rowc = np.zeros_like(d.rowc)
+    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0]))
 
 
 class ErrorStats(BaseModel):
     rows: int
     median_pct: float | None
     p90_pct: float | None
+    signed_median_pct: float | None = None
 
 
 def error_stats(pred: np.ndarray, measured: np.ndarray) -> ErrorStats:
-    """Median and 90th percentile of |predicted / measured - 1|, in percent."""
+    """Median and 90th percentile of |predicted / measured - 1|, and the median signed error,
+    in percent."""
     if len(pred) == 0:
         return ErrorStats(rows=0, median_pct=None, p90_pct=None)
-    ape = np.abs(np.asarray(pred) / np.asarray(measured) - 1.0) * 100.0
+    ratio = np.asarray(pred) / np.asarray(measured) - 1.0
+    ape = np.abs(ratio) * 100.0
     return ErrorStats(
         rows=len(ape),
         median_pct=round(float(np.median(ape)), 1),
         p90_pct=round(float(np.percentile(ape, 90)), 1),
+        signed_median_pct=round(float(np.median(ratio)) * 100.0, 1),
     )
 
 
@@ -302,14 +302,13 @@ class DefaultsFit(BaseModel):
     """What `tokenwalk calibrate` fits from data/benchmarks.yaml, and how well it does."""
 
     fitted: str
-    grouping: str
     rows_used: int
     rows_excluded: int
     global_fit: dict[str, float | int]
-    groups: dict[str, dict[str, float | int]]
+    factors: dict[str, dict[str, dict[str, float | int]]]  # level -> group -> factors
+    groups: dict[str, dict[str, float | int]]  # composed, per kind/backend benchmarked
     machines: dict[str, dict[str, float | int]]
-    grouping_cv: dict[str, dict[str, ErrorStats]]  # grouping -> phase -> CV error
-    errors: dict[str, dict[str, ErrorStats]]  # "cv" / "in_sample" / "naive" -> phase -> error
+    errors: dict[str, dict[str, ErrorStats]]  # "in_sample" / "naive" -> phase -> error
     used: list[str]
     excluded: list[str]
 
@@ -320,9 +319,18 @@ def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | in
         "eff_bw": round(p.eff_bw, 4),
         "eff_compute": round(p.eff_compute, 4),
         "overhead_s": float(f"{p.overhead_s:.3g}"),
+        "rows_half": float(f"{p.rows_half:.3g}"),
     }
     if rows is not None:
         d["rows"] = rows
+    return d
+
+
+def _factor_dict(off: np.ndarray, rows: int, machines: int) -> dict[str, float | int]:
+    f = np.exp(off)
+    d: dict[str, float | int] = {k: float(f"{v:.4g}") for k, v in zip(PARAMS, f, strict=True)}
+    d["rows"] = rows
+    d["machines"] = machines
     return d
 
 
@@ -334,40 +342,49 @@ def _by_phase(design: Design, pred: np.ndarray) -> dict[str, ErrorStats]:
     return out
 
 
-def fit_defaults(groupings: Sequence[str] = GROUPINGS) -> DefaultsFit:
-    """Fit every grouping, keep the one with the lowest cross-validated median error (decode
-    and prefill summed), and fit it on all rows."""
+def fit_defaults() -> DefaultsFit:
+    """Fit the model on every usable row of data/benchmarks.yaml (a few seconds)."""
     obs, excluded = benchmark_observations()
     design = Design(obs)
-    cv: dict[str, dict[str, ErrorStats]] = {}
-    cv_pred: dict[str, np.ndarray] = {}
-    for g in groupings:
-        cv_pred[g] = cross_validate(design, g)
-        cv[g] = _by_phase(design, cv_pred[g])
-
-    def score(g: str) -> float:
-        return sum(s.median_pct or 0.0 for s in cv[g].values())
-
-    best = min(groupings, key=score)
-    fit = fit_hierarchy(design, best)
-    in_sample = predict_tok_s(design, np.array([fit.x_for(o) for o in design.obs]))
+    fit = fit_hierarchy(design)
+    in_sample = predict_tok_s(design, fit.x_rows(design))
+    factors: dict[str, dict[str, dict[str, float | int]]] = {}
+    for (level, group), off in fit.offsets.items():
+        if level in FIT_LEVELS:
+            factors.setdefault(level, {})[group] = _factor_dict(
+                off, fit.rows[(level, group)], fit.machines[(level, group)]
+            )
+    combos: dict[str, tuple[dict[str, str], int]] = {}
+    for o in obs:
+        kb = o.keys["kind/backend"]
+        keys, n = combos.get(kb, (o.keys, 0))
+        combos[kb] = (keys, n + 1)
     return DefaultsFit(
         fitted=_dt.date.today().isoformat(),
-        grouping=best,
         rows_used=len(obs),
         rows_excluded=len(excluded),
         global_fit=_params_dict(fit.global_x, design.n),
-        groups={g: _params_dict(x, fit.group_rows[g]) for g, x in fit.groups.items()},
-        machines={s: _params_dict(x, fit.machine_rows[s]) for s, x in fit.machines.items()},
-        grouping_cv=cv,
+        factors=factors,
+        groups={
+            kb: _params_dict(fit.x_for(keys, use_machine=False), n)
+            for kb, (keys, n) in sorted(combos.items())
+        },
+        machines={
+            group: _params_dict(fit.x_for(_machine_keys(obs, group)), fit.rows[(level, group)])
+            for (level, group) in fit.offsets
+            if level == "machine"
+        },
         errors={
-            "cv": _by_phase(design, cv_pred[best]),
             "in_sample": _by_phase(design, in_sample),
             "naive": _by_phase(design, naive_predictions(design)),
         },
         used=[o.label for o in obs],
         excluded=excluded,
     )
+
+
+def _machine_keys(obs: Sequence[Observation], slug: str) -> dict[str, str]:
+    return dict(next(o.keys for o in obs if o.machine == slug))
 
 
 def timing_yaml(fit: DefaultsFit) -> str:
@@ -378,26 +395,26 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "# Fitted efficiencies of the timing model, written by `tokenwalk calibrate "
         "--write-defaults`\n"
         "# from data/benchmarks.yaml. Do not edit by hand: change the data and refit.\n"
-        "# time of a pass = max(bytes / (bandwidth x eff_bw), flops / (fp16 rate x eff_compute))\n"
+        "# time of a pass = max(bytes / (bandwidth x eff_bw),\n"
+        "#                      (flops + rows_half x row_flops) / (fp16 rate x eff_compute))\n"
         "#                  + layers x overhead_s\n"
-        "# Lookup order for a machine: its own fit (machine files), machines: here, its group\n"
-        "# (grouping: chosen by leave-one-device-out cross-validation), global.\n"
+        "# A machine's parameters: its own fit (machine files), machines: here, else global x\n"
+        "# the factors of its groups (vendor, backend, kind, kind/backend). groups: shows the\n"
+        "# composed parameters of every kind/backend benchmarked, for reading.\n"
     )
     body = {
         "fitted": fit.fitted,
-        "grouping": fit.grouping,
-        "loss": f"huber(ln predicted/measured, delta {HUBER_DELTA}) + {PRIOR_WEIGHT} x "
-        "|ln params - ln parent params|^2",
+        "loss": f"huber(ln predicted/measured / {HUBER_DELTA}) + sum over offsets of "
+        "(offset / prior width of its level)^2",
+        "prior_width": {k: dict(zip(PARAMS, v, strict=True)) for k, v in PRIOR_SIGMA.items()},
         "rows_used": fit.rows_used,
         "rows_excluded": fit.rows_excluded,
         "global": fit.global_fit,
+        "factors": fit.factors,
         "groups": fit.groups,
         "machines": fit.machines,
         "error_pct": {
             k: {ph: s.model_dump() for ph, s in v.items()} for k, v in fit.errors.items()
-        },
-        "grouping_cv_pct": {
-            k: {ph: s.model_dump() for ph, s in v.items()} for k, v in fit.grouping_cv.items()
         },
         "used": fit.used,
         "excluded": fit.excluded,
@@ -534,6 +551,7 @@ def calibrate_machine(
                 machine=machine.slug,
                 kind=machine.kind,
                 backend=machine.backend,
+                vendor=machine.vendor,
                 bandwidth_gbs=machine.bandwidth_gbs,
                 tflops=machine.tflops,
                 phase=phase,
@@ -547,8 +565,8 @@ def calibrate_machine(
         raise InputError(f"machine '{machine.slug}' has no FP16 rate; give --tflops to fit prefill")
     design = Design(obs)
     f = machine.fit
-    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s).to_x()
-    x = fit_params(design, np.ones(design.n, dtype=bool), prior=prior, prior_weight=PRIOR_WEIGHT)
+    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s, f.rows_half or 16.0).to_x()
+    x = fit_offset(design, prior)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)
     return MachineFit(

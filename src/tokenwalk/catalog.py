@@ -28,6 +28,9 @@ __all__ = [
     "MachineEntry",
     "BenchmarkEntry",
     "MACHINE_KINDS",
+    "MEMORY_UNIT_BY_KIND",
+    "UNIT_BYTES",
+    "MemoryUnit",
     "BACKENDS",
     "data_path",
     "read_yaml",
@@ -41,11 +44,27 @@ __all__ = [
 MachineKind = Literal["igpu", "apple", "gpu", "datacenter", "cpu", "sbc"]
 Backend = Literal["metal", "cuda", "rocm", "vulkan", "cpu", "sycl", "opencl"]
 MACHINE_KINDS: tuple[str, ...] = ("igpu", "apple", "gpu", "datacenter", "cpu", "sbc")
+MemoryUnit = Literal["GiB", "GB"]
+UNIT_BYTES: dict[str, int] = {"GiB": 1 << 30, "GB": 10**9}
+# The unit a vendor means by "GB" of memory, by kind. Every kind is binary: a "24 GB" card, a
+# "16 GB" Mac, a "64 GB" laptop or a "16 GB" DIMM is built from DRAM chips of 2^n bits and holds
+# 24, 16 or 64 GiB (a 24 GB RTX 4090 reports 24,564 MiB). An entry whose figure is decimal
+# (a usable-capacity figure printed in 1e9 bytes) says `memory_unit: GB`.
+MEMORY_UNIT_BY_KIND: dict[str, MemoryUnit] = {
+    "igpu": "GiB",  # the laptop's RAM, shared with the GPU
+    "apple": "GiB",  # unified memory
+    "gpu": "GiB",  # GDDR / unified LPDDR on a board
+    "datacenter": "GiB",  # HBM
+    "cpu": "GiB",  # DIMMs
+    "sbc": "GiB",  # LPDDR on the board
+}
 BACKENDS: tuple[str, ...] = ("metal", "cuda", "rocm", "vulkan", "cpu", "sycl", "opencl")
 
 _MODELS_FILE = "models.yaml"
 _MACHINES_FILE = "machines.yaml"
 _BENCHMARKS_FILE = "benchmarks.yaml"
+
+_DEFAULT_UBATCH = 512  # llama.cpp's default micro-batch (-ub), tokens
 
 
 class _Entry(BaseModel):
@@ -76,11 +95,20 @@ class ModelEntry(_Entry):
 
 
 class MachineEntry(_Entry):
-    """A machine: capacity, peak bandwidth and dense FP16 rate, in decimal units.
+    """A machine: capacity, peak bandwidth and compute rates.
 
-    `fp16_tflops` is the rate llama.cpp's kernels can use (tensor/matrix units where it uses
-    them; `fp16_kind` says which). Unknown figures are None. `fit` holds efficiencies fitted by
-    calibration (numbers, plus an optional `source` text); the timing model defines its keys.
+    `memory_gb` is the capacity as the vendor prints it ("24 GB"), read in `memory_unit`: GiB
+    (2^30 bytes) unless the entry says GB (1e9), because DRAM is made and sold in binary sizes
+    (see `MEMORY_UNIT_BY_KIND`); `memory_bytes` is the converted capacity. `gpu_limit_gb`, in
+    the same unit, is how much of it the GPU may hold where that is less (a raised Metal wired
+    limit, say). Bandwidth is decimal GB/s.
+
+    `fp16_tflops` is the GPU rate llama.cpp's kernels can use (tensor/matrix units where it uses
+    them; `fp16_kind` says which). `cpu_tflops` is the CPU cores' FP32 SIMD rate, cores x clock
+    x FLOP per cycle per core, which a `cpu` backend computes with. `load_gbs` is the rate of a
+    measured cold load (file to the engine's memory), `disk_read_gbs` the disk's own. Unknown
+    figures are None. `fit` holds efficiencies fitted by calibration (numbers, plus an optional
+    `source` text); the timing model defines its keys.
     """
 
     slug: str = Field(min_length=1)
@@ -89,11 +117,16 @@ class MachineEntry(_Entry):
     kind: MachineKind
     backend: Backend
     memory_gb: PositiveFloat | None = None
+    memory_unit: MemoryUnit | None = None
+    gpu_limit_gb: PositiveFloat | None = None
     bandwidth_gbs: PositiveFloat | None = None
     fp16_tflops: PositiveFloat | None = None
     fp16_kind: Literal["matrix", "vector"] | None = None
     fp16_vector_tflops: PositiveFloat | None = None
+    cpu_tflops: PositiveFloat | None = None
     disk_read_gbs: PositiveFloat | None = None
+    load_gbs: PositiveFloat | None = None
+    load_source: str | None = None
     cpu_bandwidth_gbs: PositiveFloat | None = None
     benchmark_names: tuple[str, ...] = ()
     fit: dict[str, float | str] | None = None
@@ -102,20 +135,61 @@ class MachineEntry(_Entry):
     def _fp16_kind_given(self) -> MachineEntry:
         if self.fp16_tflops is not None and self.fp16_kind is None:
             raise ValueError("fp16_kind (matrix or vector) is required with fp16_tflops")
+        if self.gpu_limit_gb is not None and self.memory_gb is not None:
+            if self.gpu_limit_gb > self.memory_gb:
+                raise ValueError("gpu_limit_gb cannot exceed memory_gb")
         return self
+
+    @property
+    def unit_bytes(self) -> int:
+        """Bytes in one unit of `memory_gb`: 2^30 for GiB, 1e9 for GB."""
+        unit = self.memory_unit or MEMORY_UNIT_BY_KIND[self.kind]
+        return UNIT_BYTES[unit]
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """Capacity in bytes: memory_gb x 2^30 (GiB) or x 1e9 (GB)."""
+        if self.memory_gb is None:
+            return None
+        return round(self.memory_gb * self.unit_bytes)
+
+    def tflops_for(self, backend: str) -> float | None:
+        """The compute rate a backend runs at: the CPU cores' for `cpu`, the GPU's otherwise."""
+        return self.cpu_tflops if backend == "cpu" else self.fp16_tflops
+
+    def lacks(self) -> list[str]:
+        """What the timing and memory commands need and this entry does not give."""
+        missing = []
+        if self.memory_gb is None:
+            missing.append("memory")
+        if self.bandwidth_gbs is None:
+            missing.append("bandwidth")
+        if self.tflops_for(self.backend) is None:
+            missing.append("compute")
+        return missing
 
 
 class BenchmarkEntry(_Entry):
     """One published speed measurement, tied to a catalogue machine and model.
 
-    `test` keeps the source's label; `phase`, `n_tokens` and `standard` are its normalised
-    reading (`standard`: a llama-bench pp512 / pp2048 / tg128 / tg512 run).
+    `test` keeps the source's label; the other fields are its normalised reading:
+    - `phase` and `n_tokens`: prefill or decode, and the N of llama-bench's ppN / tgN (tokens
+      processed or generated in the measured pass; None when the source does not say);
+    - `depth`: tokens already in the KV cache before the pass (llama-bench `-d N`, the `@ dN`
+      of a label); 0 for an empty context;
+    - `ubatch`: the micro-batch (llama-bench `-ub N`) where the label or notes state it; None
+      means llama.cpp's default of 512 tokens;
+    - `kv_type`: the KV cache type where stated (`q8_0`; `K/V` as in `q8_0/f16` when the two
+      differ); None: not stated (llama.cpp's default is f16);
+    - `flash_attn`: whether flash attention was on (`-fa 1` / `-fa 0`), None when not stated;
+    - `standard`: a plain llama-bench ppN / tgN run: llama.cpp, empty context, the default
+      micro-batch and an f16 (or unstated) KV cache.
     """
 
     machine: str = Field(min_length=1)
     device: str = Field(min_length=1)  # the device as the source names it
     backend: Backend
-    engine: Literal["llama.cpp", "ollama", "vllm"] = "llama.cpp"
+    engine: Literal["llama.cpp", "ollama", "llamafile", "vllm"] = "llama.cpp"
     model: str = Field(min_length=1)
     params_b: PositiveFloat | None = None
     quant: str = Field(min_length=1)
@@ -123,8 +197,27 @@ class BenchmarkEntry(_Entry):
     test: str = Field(min_length=1)
     phase: Literal["decode", "prefill"]
     n_tokens: int | None = Field(default=None, gt=0)
+    depth: int = Field(default=0, ge=0)
+    ubatch: int | None = Field(default=None, gt=0)
+    kv_type: str | None = Field(default=None, min_length=1)
+    flash_attn: bool | None = None
     standard: bool
     tok_s: PositiveFloat
+
+    @model_validator(mode="after")
+    def _standard_is_plain(self) -> BenchmarkEntry:
+        if self.standard and (
+            self.n_tokens is None
+            or self.depth
+            or self.ubatch not in (None, _DEFAULT_UBATCH)
+            or self.kv_type not in (None, "f16")
+            or self.engine != "llama.cpp"
+        ):
+            raise ValueError(
+                "standard is for plain llama-bench ppN / tgN runs (n_tokens stated, depth 0, "
+                f"default ubatch {_DEFAULT_UBATCH}, f16 KV cache, engine llama.cpp)"
+            )
+        return self
 
 
 _E = TypeVar("_E", bound=BaseModel)
@@ -185,8 +278,10 @@ def _entry_label(raw: Any, index: int) -> str:
 
 
 def _spec_error(path: Path, label: str, exc: ValidationError) -> SpecError:
-    """One line naming the file, the entry, the key and what was expected."""
-    err = exc.errors()[0]
+    """One line naming the file, the entry, the key and what was expected. A wrong value is
+    reported before a missing key: it is the mistake in what the user wrote."""
+    errors = sorted(exc.errors(), key=lambda e: e["type"] == "missing")
+    err = errors[0]
     key = ".".join(str(p) for p in err["loc"])
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
@@ -195,7 +290,7 @@ def _spec_error(path: Path, label: str, exc: ValidationError) -> SpecError:
         msg = "required key is missing"
     given = err.get("input")
     shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {given!r})"
-    more = len(exc.errors()) - 1
+    more = len(errors) - 1
     tail = f"; and {more} more error{'s' if more > 1 else ''}" if more else ""
     if len(shown) > 60:
         shown = shown[:57] + "...)"
@@ -253,8 +348,9 @@ def _catalogue_machines() -> tuple[MachineEntry, ...]:
 def _merge_machine_file(machines: dict[str, MachineEntry], path: Path) -> None:
     """Add or override machines from a user file, in place.
 
-    A new slug must be a complete entry. A known slug (or alias) changes only the fields the
-    user entry gives, and the result is validated again as a whole.
+    A new slug must be a complete entry, except `source:` (the file is the source). A known slug
+    (or alias) changes only the fields the user entry gives, and the result is validated again
+    as a whole.
     """
     by_name = {n.lower(): slug for slug, m in machines.items() for n in (slug, *m.aliases)}
     for i, raw in enumerate(_read_list(path)):
@@ -266,7 +362,8 @@ def _merge_machine_file(machines: dict[str, MachineEntry], path: Path) -> None:
             raise SpecError(f"{path}: {label}, key 'slug': required key is missing (a string)")
         known = by_name.get(slug.lower())
         if known is None:
-            entry = _validate(MachineEntry, raw, path, i)
+            # a machine of one's own needs no provenance: the file itself is its source
+            entry = _validate(MachineEntry, {"source": f"machine file {path}", **raw}, path, i)
         else:
             base = machines[known].model_dump(exclude_none=True)
             merged = {**base, **{k: v for k, v in raw.items() if k != "slug"}, "slug": known}

@@ -1,52 +1,71 @@
-"""Fitting the timing model's efficiencies to measured speeds (numpy only).
+"""Fitting the timing model's efficiencies to measured speeds.
 
-An observation is a measured tok/s and the passes that produced it (bytes, FLOPs and layers of
-each, from `tokenwalk.costs.timing.pass_work`). For parameters x = (ln eff_bw, ln eff_compute,
-ln overhead_s) the prediction is
+An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
+row FLOPs R = sum F_i / rows_i, and layers L of each, from `tokenwalk.costs.timing.pass_work`).
+For parameters x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half) the prediction is
 
-    tok/s = tokens / sum over passes of [max(B / (BW e_bw), F / (FLOPS e_c)) + L o]
+    tok/s = tokens / sum over passes of
+            [max(B / (BW e_bw), (F + rows_half x R) / (FLOPS e_c)) + L x overhead]
 
-and the fit minimises a robust loss of the log error plus a pull towards a prior:
+The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
-    sum_rows huber_delta(ln(predicted / measured)) + lambda x |x - x_prior|^2
+    x(row) = x_global + x_vendor + x_backend + x_kind + x_kind/backend + x_machine
 
-with a small Nelder-Mead simplex (three parameters, so no gradient is needed). The prior is
-the parent fit (global -> group -> machine), so a group or a machine with few rows moves only
-along the directions its rows pin down. Nothing is tuned per row.
+so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
+gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). All offsets are fitted at once by
+robust non-linear least squares (`scipy.optimize.least_squares`, trust region, analytic
+Jacobian):
+
+    minimise  sum_rows huber(ln(predicted / measured) / delta)
+              + sum_offsets (offset / sigma_level)^2
+
+The Gaussian prior on each offset pulls a group or a machine towards its parents by how little
+its rows pin it: a machine with four runs of one model moves only along what those runs
+measure. A group needs rows from two machines; a lone machine's rows are that machine, not a
+group. Nothing is tuned per row.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = [
+    "PARAMS",
+    "LEVELS",
+    "PRIOR_SIGMA",
+    "HUBER_DELTA",
+    "START",
     "Observation",
     "Params",
     "Design",
-    "HUBER_DELTA",
-    "PRIOR_WEIGHT",
-    "START",
+    "HierFit",
     "predict_tok_s",
-    "fit_params",
-    "nelder_mead",
+    "fit_hierarchy",
+    "fit_offset",
 ]
 
+PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
+LEVELS = ("vendor", "backend", "kind", "kind/backend", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
-PRIOR_WEIGHT = 0.003  # lambda = sigma_r^2 / (2 sigma_p^2): residuals ~0.15, prior ~2 log units
-# Bounds, in natural units: efficiencies in [1%, 100%], overhead in [10 ns, 20 ms] per layer.
-_LO = np.array([math.log(0.01), math.log(0.005), math.log(1e-8)])
-_HI = np.array([0.0, 0.0, math.log(2e-2)])
-START = np.array([math.log(0.7), math.log(0.5), math.log(3e-5)])
-_GRID = [
-    np.log([eb, ec, o])
-    for eb in (0.05, 0.1, 0.2, 0.4, 0.7, 1.0)
-    for ec in (0.01, 0.03, 0.1, 0.3, 0.6, 1.0)
-    for o in (1e-7, 1e-5, 5e-5, 2e-4, 1e-3, 4e-3)
-]
+# Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
+# rows_half): chosen by leave-one-device-out cross-validation (benchmarks/accuracy.py).
+PRIOR_SIGMA: dict[str, tuple[float, float, float, float]] = {
+    "global": (3.0, 3.0, 3.0, 3.0),
+    "vendor": (0.3, 1.0, 1.0, 1.0),
+    "backend": (0.3, 1.0, 1.0, 1.0),
+    "kind": (0.3, 1.0, 1.0, 1.0),
+    "kind/backend": (0.3, 0.7, 0.7, 0.7),
+    "machine": (0.5, 0.7, 1.0, 0.7),
+}
+GROUP_MIN_MACHINES = 2
+# Bounds, in natural units: efficiencies in [1%, 100%], overhead in [10 ns, 20 ms] per layer,
+# rows_half in [0.5, 4096] rows.
+_LO = np.log([0.01, 0.002, 1e-8, 0.5])
+_HI = np.log([1.0, 1.0, 2e-2, 4096.0])
+START = np.log([0.7, 0.5, 3e-5, 16.0])
 
 
 @dataclass(frozen=True)
@@ -55,13 +74,13 @@ class Observation:
 
     label: str
     machine: str
-    group: str
     phase: str  # "decode" or "prefill"
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    passes: tuple[tuple[float, float, int], ...]  # (bytes, flops, layers) of each pass
+    passes: tuple[tuple[float, float, float, int], ...]  # (bytes, flops, row_flops, layers)
     measured_tok_s: float
+    keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)
 
 
@@ -70,14 +89,17 @@ class Params:
     eff_bw: float
     eff_compute: float
     overhead_s: float
+    rows_half: float
 
     @classmethod
     def from_x(cls, x: np.ndarray) -> Params:
         x = np.clip(x, _LO, _HI)
-        return cls(float(np.exp(x[0])), float(np.exp(x[1])), float(np.exp(x[2])))
+        return cls(*(float(v) for v in np.exp(x)))
 
     def to_x(self) -> np.ndarray:
-        return np.log([self.eff_bw, self.eff_compute, max(self.overhead_s, 1e-8)])
+        return np.log(
+            [self.eff_bw, self.eff_compute, max(self.overhead_s, 1e-8), max(self.rows_half, 0.5)]
+        )
 
 
 class Design:
@@ -85,140 +107,254 @@ class Design:
 
     def __init__(self, observations: Sequence[Observation]) -> None:
         self.obs = list(observations)
-        rows, b, f, lay, bw, fl = [], [], [], [], [], []
+        rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, nl in o.passes:
+            for by, fp, rf, nl in o.passes:
                 rows.append(i)
-                b.append(by)
-                f.append(fp)
-                lay.append(nl)
-                bw.append(o.bandwidth_gbs * 1e9)
-                fl.append(o.tflops * 1e12)
+                fl = o.tflops * 1e12
+                # an unknown compute rate (0) leaves the compute term out (decode rows only)
+                comp, rowc = (fp / fl, rf / fl) if fl else (0.0, 0.0)
+                cols.append((by / (o.bandwidth_gbs * 1e9), comp, rowc, nl))
         self.row = np.array(rows, dtype=np.int64)
-        self.mem = np.array(b) / np.array(bw)  # seconds at 100% bandwidth
-        fl_arr = np.array(fl)
-        # an unknown compute rate (0) leaves the compute term out (decode rows only)
-        self.comp = np.divide(np.array(f), fl_arr, out=np.zeros(len(fl)), where=fl_arr > 0)
-        self.layers = np.array(lay, dtype=float)
-        self.tokens = np.array([o.tokens for o in self.obs])
-        self.measured = np.array([o.measured_tok_s for o in self.obs])
+        arr = np.array(cols, dtype=float).reshape(-1, 4)
+        self.mem = arr[:, 0]  # seconds at 100% bandwidth
+        self.comp = arr[:, 1]  # seconds at 100% of the FP16 rate
+        self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the FP16 rate
+        self.layers = arr[:, 3]
+        self.tokens = np.array([o.tokens for o in self.obs], dtype=float)
+        self.measured = np.array([o.measured_tok_s for o in self.obs], dtype=float)
         self.n = len(self.obs)
 
     def subset_mask(self, keep: Callable[[Observation], bool]) -> np.ndarray:
         return np.array([keep(o) for o in self.obs], dtype=bool)
 
+    def pass_terms(self, x_rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(memory, compute, overhead, total per row) times for (n, 4) parameters per row."""
+        x = np.clip(x_rows, _LO, _HI)[self.row]
+        e = np.exp(x)
+        mem = self.mem / e[:, 0]
+        comp = (self.comp + e[:, 3] * self.rowc) / e[:, 1]
+        over = self.layers * e[:, 2]
+        t = np.maximum(mem, comp) + over
+        total = np.bincount(self.row, weights=t, minlength=self.n)
+        return mem, comp, over, total
 
-def _predict(design: Design, x_per_row: np.ndarray) -> np.ndarray:
-    """tok/s for every observation, with parameters x (rows x 3, log units) per observation."""
-    x = np.clip(x_per_row, _LO, _HI)[design.row]
-    t = np.maximum(design.mem / np.exp(x[:, 0]), design.comp / np.exp(x[:, 1]))
-    t = t + design.layers * np.exp(x[:, 2])
-    total = np.bincount(design.row, weights=t, minlength=design.n)
-    return design.tokens / total
 
-
-def predict_tok_s(design: Design, x_per_row: np.ndarray) -> np.ndarray:
-    """Predicted tok/s per observation; `x_per_row` is (n, 3) in log units or one (3,) vector."""
-    x = np.asarray(x_per_row, dtype=float)
+def predict_tok_s(design: Design, x_rows: np.ndarray) -> np.ndarray:
+    """Predicted tok/s per observation; `x_rows` is (n, 4) in log units or one (4,) vector."""
+    x = np.asarray(x_rows, dtype=float)
     if x.ndim == 1:
-        x = np.broadcast_to(x, (design.n, 3))
-    return _predict(design, x)
+        x = np.broadcast_to(x, (design.n, len(PARAMS)))
+    return design.tokens / design.pass_terms(x)[3]
 
 
-def _huber(r: np.ndarray, delta: float) -> np.ndarray:
-    a = np.abs(r)
-    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ln predicted tok/s, d ln predicted / d x) per row: (n,) and (n, 4)."""
+    mem, comp, over, total = design.pass_terms(x_rows)
+    xr = x_rows[design.row]
+    inside = ((xr > _LO) & (xr < _HI)).astype(float)
+    e = np.exp(np.clip(xr, _LO, _HI))
+    comp_binds = comp > mem
+    d = np.zeros((len(mem), len(PARAMS)))
+    d[:, 0] = np.where(comp_binds, 0.0, -mem)
+    d[:, 1] = np.where(comp_binds, -comp, 0.0)
+    d[:, 2] = over
+    d[:, 3] = np.where(comp_binds, e[:, 3] * design.rowc / e[:, 1], 0.0)
+    d *= inside
+    dt = np.zeros((design.n, len(PARAMS)))
+    for k in range(len(PARAMS)):
+        dt[:, k] = np.bincount(design.row, weights=d[:, k], minlength=design.n)
+    return np.log(design.tokens / total), -dt / total[:, None]
 
 
-def nelder_mead(
-    f: Callable[[np.ndarray], float], x0: np.ndarray, step: float = 0.5, iters: int = 400
-) -> np.ndarray:
-    """Minimise f from x0 with the Nelder-Mead simplex (standard coefficients)."""
-    n = len(x0)
-    simplex = [np.array(x0, dtype=float)]
-    for i in range(n):
-        v = np.array(x0, dtype=float)
-        v[i] += step
-        simplex.append(v)
-    values = [f(v) for v in simplex]
-    for _ in range(iters):
-        order = np.argsort(values)
-        simplex = [simplex[i] for i in order]
-        values = [values[i] for i in order]
-        if abs(values[-1] - values[0]) < 1e-10 and np.max(np.abs(simplex[-1] - simplex[0])) < 1e-6:
-            break
-        centroid = np.mean(simplex[:-1], axis=0)
-        worst = simplex[-1]
-        xr = centroid + (centroid - worst)
-        fr = f(xr)
-        if fr < values[0]:
-            xe = centroid + 2.0 * (centroid - worst)
-            fe = f(xe)
-            simplex[-1], values[-1] = (xe, fe) if fe < fr else (xr, fr)
-        elif fr < values[-2]:
-            simplex[-1], values[-1] = xr, fr
-        else:
-            xc = centroid + 0.5 * (worst - centroid)
-            fc = f(xc)
-            if fc < values[-1]:
-                simplex[-1], values[-1] = xc, fc
-            else:
-                best = simplex[0]
-                simplex = [best + 0.5 * (v - best) for v in simplex]
-                values = [f(v) for v in simplex]
-    return simplex[int(np.argmin(values))]
+def _huber_rho(z: np.ndarray, n_data: int) -> np.ndarray:
+    """scipy's loss protocol for z = f^2: Huber on the first n_data residuals (already divided
+    by delta), plain squares on the prior residuals after them."""
+    rho = np.empty((3, z.size))
+    rho[0], rho[1], rho[2] = z, 1.0, 0.0
+    zd = z[:n_data]
+    big = zd > 1.0
+    sq = np.sqrt(np.where(big, zd, 1.0))
+    rho[0, :n_data] = np.where(big, 2.0 * sq - 1.0, zd)
+    rho[1, :n_data] = np.where(big, 1.0 / sq, 1.0)
+    rho[2, :n_data] = np.where(big, -0.5 / (sq * zd), 0.0)
+    return rho
 
 
-def fit_params(
+@dataclass(frozen=True)
+class HierFit:
+    """Fitted offsets: the global x and one offset per (level, group) seen in training."""
+
+    global_x: np.ndarray
+    offsets: dict[tuple[str, str], np.ndarray]
+    rows: dict[tuple[str, str], int]
+    machines: dict[tuple[str, str], int]  # machines behind each group
+
+    def x_for(self, keys: Mapping[str, str], *, use_machine: bool = True) -> np.ndarray:
+        """The composed parameters of a machine with these group keys (log units)."""
+        x = np.array(self.global_x, dtype=float)
+        for level in LEVELS:
+            if level == "machine" and not use_machine:
+                continue
+            off = self.offsets.get((level, keys.get(level, "")))
+            if off is not None:
+                x = x + off
+        return np.clip(x, _LO, _HI)
+
+    def x_rows(self, design: Design, *, use_machine: bool = True) -> np.ndarray:
+        return np.array([self.x_for(o.keys, use_machine=use_machine) for o in design.obs])
+
+
+def _columns(design: Design, train: np.ndarray) -> tuple[list[tuple[str, str]], dict, dict]:
+    """The (level, group) offsets the training rows can fit: a group needs two machines."""
+    members: dict[tuple[str, str], set[str]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for i in np.flatnonzero(train):
+        o = design.obs[i]
+        for level in LEVELS:
+            key = (level, o.keys.get(level, ""))
+            if not key[1]:
+                continue
+            members.setdefault(key, set()).add(o.machine)
+            counts[key] = counts.get(key, 0) + 1
+    cols = [k for k in members if k[0] == "machine" or len(members[k]) >= GROUP_MIN_MACHINES]
+    cols.sort(key=lambda k: (LEVELS.index(k[0]), k[1]))
+    return cols, counts, {k: len(v) for k, v in members.items()}
+
+
+def fit_hierarchy(
     design: Design,
-    mask: np.ndarray,
-    prior: np.ndarray | None = None,
+    train: np.ndarray | None = None,
     *,
-    prior_weight: float = PRIOR_WEIGHT,
+    machines: bool = True,
+    sigma: Mapping[str, Sequence[float]] | None = None,
+    levels: Sequence[str] = LEVELS,
+    start: HierFit | None = None,
+    delta: float = HUBER_DELTA,
+) -> HierFit:
+    """Fit the global parameters and every group's and machine's offsets at once (the groups
+    of `levels`; `machines=False` leaves the machine level out)."""
+    from scipy.optimize import least_squares
+
+    sigma = sigma or PRIOR_SIGMA
+    train = np.ones(design.n, dtype=bool) if train is None else np.asarray(train, bool)
+    cols, counts, n_machines = _columns(design, train)
+    cols = [c for c in cols if c[0] in levels and (machines or c[0] != "machine")]
+    idx = np.flatnonzero(train)
+    npar = len(PARAMS)
+    member = np.zeros((idx.size, len(cols)), dtype=bool)
+    col_of = {c: j for j, c in enumerate(cols)}
+    for r, i in enumerate(idx):
+        for level in LEVELS:
+            j = col_of.get((level, design.obs[i].keys.get(level, "")))
+            if j is not None:
+                member[r, j] = True
+    sub = _Subset(design, idx)
+    inv_sigma = np.concatenate(
+        [1.0 / np.asarray(sigma["global"], float)]
+        + [1.0 / np.asarray(sigma[c[0]], float) for c in cols]
+    )
+    theta0 = np.zeros(npar * (1 + len(cols)))
+    theta0[:npar] = START
+    if start is not None:
+        theta0[:npar] = start.global_x
+        for j, c in enumerate(cols):
+            if c in start.offsets:
+                theta0[npar * (1 + j) : npar * (2 + j)] = start.offsets[c]
+    ln_meas = np.log(sub.measured)
+
+    def rows_x(theta: np.ndarray) -> np.ndarray:
+        offs = theta[npar:].reshape(len(cols), npar)
+        return theta[:npar] + member.astype(float) @ offs
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        lp, _ = _dlog_pred(sub, rows_x(theta))
+        prior = theta.copy()
+        prior[:npar] -= START
+        return np.concatenate([(lp - ln_meas) / delta, prior * inv_sigma])
+
+    def jacobian(theta: np.ndarray) -> np.ndarray:
+        _, d = _dlog_pred(sub, rows_x(theta))
+        d = d / delta
+        jd = np.empty((idx.size, theta.size))
+        jd[:, :npar] = d
+        for j in range(len(cols)):
+            jd[:, npar * (1 + j) : npar * (2 + j)] = d * member[:, j : j + 1]
+        return np.vstack([jd, np.diag(inv_sigma)])
+
+    n_data = idx.size
+    result = least_squares(
+        residuals,
+        theta0,
+        jac=jacobian,
+        loss=lambda z: _huber_rho(z, n_data),
+        method="trf",
+        tr_solver="lsmr",
+        tr_options={"atol": 1e-12, "btol": 1e-12, "maxiter": 5000},
+        x_scale=1.0,
+        ftol=1e-10,
+        xtol=1e-10,
+        gtol=1e-10,
+        max_nfev=500,
+    )
+    theta = result.x
+    offsets = {c: theta[npar * (1 + j) : npar * (2 + j)].copy() for j, c in enumerate(cols)}
+    return HierFit(
+        global_x=theta[:npar].copy(),
+        offsets=offsets,
+        rows={c: counts[c] for c in cols},
+        machines={c: n_machines[c] for c in cols},
+    )
+
+
+def fit_offset(
+    design: Design,
+    prior_x: np.ndarray,
+    *,
+    sigma: Sequence[float] | None = None,
     delta: float = HUBER_DELTA,
 ) -> np.ndarray:
-    """Fit x = (ln eff_bw, ln eff_compute, ln overhead_s) to the observations in `mask`."""
-    if prior is None:
-        prior = START
-        prior_weight = 1e-4  # the global fit: a whisper of a prior, only to break ties
-    idx = np.flatnonzero(mask)
-    if idx.size == 0:
-        return np.array(prior, dtype=float)
-    sub = _SubDesign(design, idx)
+    """One machine's parameters from its own rows, pulled towards `prior_x` (its group's
+    composed parameters) with the machine level's prior width."""
+    from scipy.optimize import least_squares
 
-    def loss(x: np.ndarray) -> float:
-        xc = np.clip(x, _LO, _HI)
-        r = np.log(sub.predict(xc) / sub.measured)
-        out = float(np.sum(_huber(r, delta)) + prior_weight * np.sum((xc - prior) ** 2))
-        return out + 10.0 * float(np.sum((x - xc) ** 2))  # keep the simplex inside the bounds
+    inv_sigma = 1.0 / np.asarray(sigma or PRIOR_SIGMA["machine"], float)
+    prior_x = np.asarray(prior_x, float)
+    ln_meas = np.log(design.measured)
+    n = design.n
 
-    # max() makes the loss flat along a term that does not bind, so a simplex started at the
-    # prior can miss a far better region: start it from the best point of a coarse grid too.
-    starts = [np.array(prior, dtype=float), min(_GRID, key=loss)]
-    results = []
-    for x0 in starts:
-        x = nelder_mead(loss, x0)
-        x = nelder_mead(loss, x, step=0.2)  # a restart escapes a collapsed simplex
-        results.append(x)
-    return np.clip(min(results, key=loss), _LO, _HI)
+    def residuals(off: np.ndarray) -> np.ndarray:
+        lp, _ = _dlog_pred(design, np.broadcast_to(prior_x + off, (n, len(PARAMS))))
+        return np.concatenate([(lp - ln_meas) / delta, off * inv_sigma])
+
+    def jacobian(off: np.ndarray) -> np.ndarray:
+        _, d = _dlog_pred(design, np.broadcast_to(prior_x + off, (n, len(PARAMS))))
+        return np.vstack([d / delta, np.diag(inv_sigma)])
+
+    result = least_squares(
+        residuals,
+        np.zeros(len(PARAMS)),
+        jac=jacobian,
+        loss=lambda z: _huber_rho(z, n),
+        method="trf",
+        max_nfev=200,
+    )
+    return np.clip(prior_x + result.x, _LO, _HI)
 
 
-class _SubDesign:
+class _Subset(Design):
     """The passes of a subset of observations, for a fast loss."""
 
     def __init__(self, design: Design, idx: np.ndarray) -> None:
         keep = np.isin(design.row, idx)
         remap = np.full(design.n, -1, dtype=np.int64)
         remap[idx] = np.arange(idx.size)
+        self.obs = [design.obs[i] for i in idx]
         self.row = remap[design.row[keep]]
         self.mem = design.mem[keep]
         self.comp = design.comp[keep]
+        self.rowc = design.rowc[keep]
         self.layers = design.layers[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]
         self.n = idx.size
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        t = np.maximum(self.mem / math.exp(x[0]), self.comp / math.exp(x[1]))
-        t = t + self.layers * math.exp(x[2])
-        return self.tokens / np.bincount(self.row, weights=t, minlength=self.n)

@@ -4,6 +4,10 @@ A machine is a catalogue entry (`data/machines.yaml`), an entry of a user's own 
 (`--machines-file`, `TOKENWALK_MACHINES`, `<config dir>/tokenwalk/machines.yaml`), or given
 inline (`--bandwidth 128 --tflops 12`); inline flags also override fields of a named machine.
 
+Units: bandwidth in decimal GB/s, compute in TFLOPS, memory capacity in the unit the vendor
+means, which for DRAM is GiB (a "24 GB" RTX 4090 holds 24 x 2^30 = 25.8e9 bytes), so
+`--memory 24` is 24 GiB. Output prints bytes in decimal GB (1e9).
+
 Its `fit` holds the efficiencies of the timing model (share of the bandwidth and of the compute
 an engine reaches, and a fixed cost per layer and pass). They come, in this order, from the
 machine's own `fit:` (written by `tokenwalk calibrate`), from the per-machine fits shipped in
@@ -25,12 +29,18 @@ from tokenwalk.errors import InputError, SpecError
 __all__ = [
     "Efficiency",
     "Machine",
+    "GIB",
+    "metal_working_set_bytes",
     "TimingDefaults",
     "MAX_BANDWIDTH_GBS",
     "MAX_TFLOPS",
+    "MAX_MEMORY_GIB",
     "timing_defaults",
+    "FIT_LEVELS",
     "default_efficiency",
-    "fit_group",
+    "compose_efficiency",
+    "machine_vendor",
+    "fit_keys",
     "user_machine_files",
     "user_machines_path",
     "entry_fit",
@@ -39,35 +49,67 @@ __all__ = [
 
 MAX_BANDWIDTH_GBS = 100_000.0
 MAX_TFLOPS = 100_000.0
+MAX_MEMORY_GIB = 1e6
 
 
 class Efficiency(BaseModel):
-    """The fitted part of the timing model: time = max(B / (BW x eff_bw), F / (FLOPS x
-    eff_compute)) + layers x overhead_s. `source` says where the numbers come from."""
+    """The fitted part of the timing model: time = max(B / (BW x eff_bw), (F + rows_half x R)
+    / (FLOPS x eff_compute)) + layers x overhead_s (see `tokenwalk.costs.timing`). `source`
+    says where the numbers come from."""
 
     model_config = ConfigDict(frozen=True)
     eff_bw: float  # share of the spec-sheet bandwidth a pass reaches (0..1)
-    eff_compute: float  # share of the dense FP16 rate a pass reaches (0..1)
+    eff_compute: float  # share of the dense FP16 rate a large matrix product reaches (0..1)
     overhead_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
+    rows_half: float = 0.0  # rows at which a matrix product reaches half of eff_compute
     source: str = "default"
 
 
 # Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
-_FALLBACK = Efficiency(eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, source="built-in fallback")
+_FALLBACK = Efficiency(
+    eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, rows_half=16.0, source="built-in fallback"
+)
+FIT_LEVELS = ("vendor", "backend", "kind", "kind/backend")
+
+
+GIB = 1 << 30
+
+# macOS lets Metal wire about 2/3 of the RAM on Macs with up to 36 GiB and 3/4 above (llama.cpp
+# prints it as `recommendedMaxWorkingSetSize`: 10922.67 MB on a 16 GB M1, 49152 MB on a 64 GB
+# M1 Max, 147456 MB on a 192 GB M2 Ultra); `sudo sysctl iogpu.wired_limit_mb=N` raises it.
+APPLE_SMALL_RAM_BYTES = 36 * GIB
+APPLE_SMALL_SHARE = 2 / 3
+APPLE_LARGE_SHARE = 3 / 4
+
+
+def metal_working_set_bytes(memory_bytes: float) -> float:
+    """Metal's default GPU working set on a Mac: 2/3 of the RAM up to 36 GiB, 3/4 above."""
+    share = APPLE_SMALL_SHARE if memory_bytes <= APPLE_SMALL_RAM_BYTES else APPLE_LARGE_SHARE
+    return memory_bytes * share
 
 
 class Machine(BaseModel):
-    """A machine as the timing model sees it. Decimal units: GB/s, TFLOPS, bytes."""
+    """A machine as the timing and memory models see it.
+
+    Rates are decimal (GB/s, TFLOPS); capacities are bytes, converted from the unit the vendor
+    means (GiB for memory). `tflops` is the rate the backend computes at: the GPU's dense FP16
+    rate, or the CPU cores' FP32 SIMD rate on a `cpu` backend; None when unknown, which decode
+    does not need.
+    """
 
     model_config = ConfigDict(frozen=True)
     slug: str
     name: str
     kind: str  # igpu, apple, gpu, datacenter, cpu, sbc
     backend: str  # metal, cuda, rocm, vulkan, cpu, ...
+    vendor: str = "other"  # apple, nvidia, amd, intel, qualcomm, ...
     memory_bytes: float | None
     bandwidth_gbs: float
-    tflops: float | None  # dense FP16 (matrix units where llama.cpp uses them); None: unknown
+    tflops: float | None  # GPU dense FP16 or CPU FP32 SIMD; None: unknown
+    gpu_limit_bytes: float | None = None  # what the GPU may hold, where set below the memory
     disk_read_gbs: float | None = None
+    load_gbs: float | None = None  # a measured cold load: file bytes / seconds
+    load_source: str | None = None
     fit: Efficiency
 
     @property
@@ -77,32 +119,86 @@ class Machine(BaseModel):
             return None
         return self.tflops * 1e12 / (self.bandwidth_gbs * 1e9)
 
+    @property
+    def gpu_usable_bytes(self) -> float | None:
+        """Bytes the engine's GPU may hold: the set limit (--gpu-limit, `gpu_limit_gb`), else on a
+        Mac running Metal the default working set (`metal_working_set_bytes`), else the whole
+        memory. None when the memory is unknown."""
+        if self.memory_bytes is None:
+            return None
+        if self.gpu_limit_bytes is not None:
+            return min(self.gpu_limit_bytes, self.memory_bytes)
+        if self.kind == "apple" and self.backend == "metal":
+            return metal_working_set_bytes(self.memory_bytes)
+        return self.memory_bytes
+
+    @property
+    def gpu_limit_note(self) -> str:
+        """Where the GPU's limit comes from; empty when the GPU may use the whole memory."""
+        if self.memory_bytes is None:
+            return ""
+        if self.gpu_limit_bytes is not None and self.gpu_limit_bytes < self.memory_bytes:
+            return "the limit set for this machine (--gpu-limit)"
+        if self.gpu_limit_bytes is None and self.kind == "apple" and self.backend == "metal":
+            share = "2/3" if self.memory_bytes <= APPLE_SMALL_RAM_BYTES else "3/4"
+            return (
+                f"Metal's default working set, {share} of the RAM (raised by "
+                "`sudo sysctl iogpu.wired_limit_mb=N`: then give --gpu-limit)"
+            )
+        return ""
+
 
 # -- shipped fitted defaults ------------------------------------------------------------------
 
 
 class TimingDefaults(BaseModel):
-    """`data/timing.yaml`: fitted efficiencies, global, per group and per machine."""
+    """`data/timing.yaml`: the global fit, one factor per group of each level (vendor, backend,
+    kind, kind/backend), and the fits of benchmarked machines."""
 
     fitted: str = ""
-    grouping: str = "backend"
     global_fit: Efficiency = _FALLBACK
-    groups: dict[str, Efficiency] = {}
+    factors: dict[str, dict[str, dict[str, float]]] = {}  # level -> group -> param -> factor
     machines: dict[str, Efficiency] = {}
+
+
+_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
 
 
 def _efficiency(raw: Any, source: str) -> Efficiency:
     if not isinstance(raw, Mapping):
-        raise SpecError(f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s")
+        raise SpecError(
+            f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s, rows_half"
+        )
     try:
         return Efficiency(
             eff_bw=float(raw["eff_bw"]),
             eff_compute=float(raw["eff_compute"]),
             overhead_s=float(raw["overhead_s"]),
+            rows_half=float(raw.get("rows_half", 0.0)),
             source=str(raw.get("source", source)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"{source}: bad fit ({exc})") from None
+
+
+def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
+    if not isinstance(raw, Mapping):
+        raise SpecError("data/timing.yaml: factors must be a mapping of level -> group -> factors")
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for level, groups in raw.items():
+        if level not in FIT_LEVELS or not isinstance(groups, Mapping):
+            raise SpecError(f"data/timing.yaml: unknown fit level '{level}'")
+        out[level] = {}
+        for group, f in groups.items():
+            if not isinstance(f, Mapping):
+                raise SpecError(f"data/timing.yaml: bad factors for {level} {group}")
+            try:
+                out[level][str(group)] = {k: float(f[k]) for k in _FIT_KEYS}
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SpecError(
+                    f"data/timing.yaml: bad factors for {level} {group} ({exc})"
+                ) from None
+    return out
 
 
 @functools.lru_cache(maxsize=4)
@@ -113,15 +209,10 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
     raw = read_yaml(Path(path) if path else data_path("timing.yaml")) or {}
     if not isinstance(raw, dict):
         raise SpecError(f"{path or 'data/timing.yaml'}: expected a mapping of fitted values")
-    grouping = str(raw.get("grouping", "backend"))
     return TimingDefaults(
         fitted=str(raw.get("fitted", "")),
-        grouping=grouping,
         global_fit=_efficiency(raw.get("global", {}), "global fit (data/timing.yaml)"),
-        groups={
-            str(k): _efficiency(v, f"{grouping} {k} (data/timing.yaml)")
-            for k, v in (raw.get("groups") or {}).items()
-        },
+        factors=_factors(raw.get("factors") or {}),
         machines={
             str(k): _efficiency(v, f"machine {k} (data/timing.yaml)")
             for k, v in (raw.get("machines") or {}).items()
@@ -129,28 +220,71 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
     )
 
 
-def fit_group(kind: str, backend: str, grouping: str | None = None) -> str:
-    """The group whose fitted efficiencies a machine without its own fit uses, under a grouping
-    (`global`, `backend`, `kind` or `kind+backend`; default: the shipped fit's)."""
-    grouping = grouping or timing_defaults().grouping
-    if grouping == "global":
-        return "all"
-    if grouping == "kind":
-        return kind.lower()
-    if grouping == "kind+backend":
-        return f"{kind.lower()}/{backend.lower()}"
-    return backend.lower()
+_VENDOR_WORDS = (
+    ("apple", ("apple",)),
+    ("nvidia", ("nvidia", "geforce", "rtx", "gtx", "tesla", "jetson", "quadro", "dgx", "gb10")),
+    ("amd", ("amd", "radeon", "ryzen", "epyc", "instinct", "threadripper")),
+    ("intel", ("intel", "arc", "core", "xeon")),
+    ("qualcomm", ("qualcomm", "snapdragon", "adreno")),
+)
+_BACKEND_VENDOR = {"metal": "apple", "cuda": "nvidia", "rocm": "amd", "sycl": "intel"}
 
 
-def default_efficiency(slug: str | None, kind: str, backend: str) -> Efficiency:
-    """Shipped efficiencies for a machine: its own fit, its group's, or the global one."""
+def machine_vendor(name: str, backend: str, vendor: str | None = None) -> str:
+    """Who made the chip: the entry's `vendor`, else what the backend implies (CUDA: nvidia,
+    ROCm: amd, Metal: apple, SYCL: intel), else a maker's name in the machine's name."""
+    if vendor:
+        return vendor.lower()
+    if backend.lower() in _BACKEND_VENDOR:
+        return _BACKEND_VENDOR[backend.lower()]
+    words = name.lower().replace("-", " ").split()
+    for maker, names in _VENDOR_WORDS:
+        if any(w in words for w in names):
+            return maker
+    return "other"
+
+
+def fit_keys(vendor: str, kind: str, backend: str, slug: str = "") -> dict[str, str]:
+    """The groups a machine belongs to in the fit, level by level. A CPU's vendor group is
+    kept apart from the same maker's GPUs (`amd-cpu`)."""
+    kind, backend = kind.lower(), backend.lower()
+    keys = {
+        "vendor": f"{vendor}-cpu" if kind == "cpu" else vendor,
+        "backend": backend,
+        "kind": kind,
+        "kind/backend": f"{kind}/{backend}",
+    }
+    if slug:
+        keys["machine"] = slug
+    return keys
+
+
+def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None) -> Efficiency:
+    """Efficiencies of a machine without its own fit: the global fit times the factor of every
+    group it belongs to that has one (vendor, backend, kind, kind/backend)."""
+    d = d or timing_defaults()
+    g = d.global_fit
+    values = {k: getattr(g, k) for k in _FIT_KEYS}
+    used = []
+    for level in FIT_LEVELS:
+        f = d.factors.get(level, {}).get(keys.get(level, ""))
+        if f is None:
+            continue
+        used.append(f"{level} {keys[level]}")
+        for k in _FIT_KEYS:
+            values[k] *= f[k]
+    values["eff_bw"] = min(values["eff_bw"], 1.0)
+    values["eff_compute"] = min(values["eff_compute"], 1.0)
+    source = "global fit" + (" x " + ", ".join(used) if used else "") + " (data/timing.yaml)"
+    return Efficiency(**values, source=source)
+
+
+def default_efficiency(slug: str | None, kind: str, backend: str, vendor: str) -> Efficiency:
+    """Shipped efficiencies for a machine: its own fit, else composed from its groups."""
     d = timing_defaults()
     if slug and slug in d.machines:
         return d.machines[slug]
-    group = fit_group(kind, backend, d.grouping)
-    if group in d.groups:
-        return d.groups[group]
-    return d.global_fit
+    return compose_efficiency(fit_keys(vendor, kind, backend), d)
 
 
 # -- user files -------------------------------------------------------------------------------
@@ -186,15 +320,22 @@ def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:
 # -- resolution -------------------------------------------------------------------------------
 
 
-def _check_numbers(bandwidth: float | None, tflops: float | None, memory: float | None) -> None:
+def _check_numbers(
+    bandwidth: float | None,
+    tflops: float | None,
+    memory: float | None,
+    gpu_limit: float | None = None,
+) -> None:
     if bandwidth is not None and not (0 < bandwidth <= MAX_BANDWIDTH_GBS):
         raise InputError(
             f"--bandwidth must be in (0, {MAX_BANDWIDTH_GBS:,.0f}] GB/s, not {bandwidth:g}"
         )
     if tflops is not None and not (0 < tflops <= MAX_TFLOPS):
         raise InputError(f"--tflops must be in (0, {MAX_TFLOPS:,.0f}] TFLOPS, not {tflops:g}")
-    if memory is not None and not (0 < memory <= 1e6):
-        raise InputError(f"--memory must be a positive number of GB, not {memory:g}")
+    if memory is not None and not (0 < memory <= MAX_MEMORY_GIB):
+        raise InputError(f"--memory must be a positive number of GiB, not {memory:g}")
+    if gpu_limit is not None and not (0 < gpu_limit <= MAX_MEMORY_GIB):
+        raise InputError(f"--gpu-limit must be a positive number of GiB, not {gpu_limit:g}")
 
 
 def entry_fit(entry: Any) -> Efficiency | None:
@@ -202,6 +343,21 @@ def entry_fit(entry: Any) -> Efficiency | None:
     if not fit:
         return None
     return _efficiency(fit, f"machine {entry.slug} (machine file)")
+
+
+def _default_backend(kind: str) -> str:
+    return {"apple": "metal", "cpu": "cpu", "sbc": "cpu"}.get(kind, "vulkan")
+
+
+def _gpu_limit(machine: Machine) -> Machine:
+    """Refuse a GPU limit above the machine's memory (it would mean nothing)."""
+    limit, memory = machine.gpu_limit_bytes, machine.memory_bytes
+    if limit is not None and memory is not None and limit > memory:
+        raise InputError(
+            f"--gpu-limit {limit / GIB:g} GiB is more than the {memory / GIB:g} GiB of memory "
+            f"of '{machine.slug}'"
+        )
+    return machine
 
 
 def resolve_machine(
@@ -213,10 +369,16 @@ def resolve_machine(
     backend: str | None = None,
     kind: str | None = None,
     machines_file: str | Path | None = None,
+    gpu_limit: float | None = None,
 ) -> Machine:
     """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
-    machine given only inline (`--bandwidth` and `--tflops` both required then)."""
-    _check_numbers(bandwidth, tflops, memory)
+    machine given only inline (`--bandwidth` at least; `--tflops` for prefill).
+
+    Inline `memory` and `gpu_limit` are GiB (2^30 bytes), the unit a "24 GB" card or a "16 GB"
+    Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
+    """
+    _check_numbers(bandwidth, tflops, memory, gpu_limit)
+    limit_bytes = gpu_limit * GIB if gpu_limit is not None else None
     if name:
         from tokenwalk.catalog import find_machine
 
@@ -224,43 +386,55 @@ def resolve_machine(
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
+        vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
         own = entry_fit(entry)
         if own is not None and backend is None:
             fit = own
         else:
-            fit = default_efficiency(entry.slug if backend is None else None, k, b)
-        mem_gb = memory if memory is not None else entry.memory_gb
+            fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor)
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
             )
+        if limit_bytes is None and entry.gpu_limit_gb is not None:
+            limit_bytes = entry.gpu_limit_gb * entry.unit_bytes
         machine = Machine(
             slug=entry.slug,
             name=entry.name,
             kind=k,
             backend=b,
-            memory_bytes=mem_gb * 1e9 if mem_gb else None,
+            vendor=vendor,
+            memory_bytes=memory * GIB if memory is not None else entry.memory_bytes,
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
-            tflops=tflops if tflops is not None else entry.fp16_tflops,
-            disk_read_gbs=getattr(entry, "disk_read_gbs", None),
+            tflops=tflops if tflops is not None else entry.tflops_for(b),
+            gpu_limit_bytes=limit_bytes,
+            disk_read_gbs=entry.disk_read_gbs,
+            load_gbs=entry.load_gbs,
+            load_source=entry.load_source,
             fit=fit,
         )
         _check_numbers(machine.bandwidth_gbs, machine.tflops, None)
-        return machine
-    if bandwidth is None or tflops is None:
+        return _gpu_limit(machine)
+    if bandwidth is None:
         raise InputError(
             "no machine given: use --machine NAME (see `tokenwalk machines`) or give "
-            "--bandwidth GBS and --tflops T"
+            "--bandwidth GBS (and --tflops T for prefill)"
         )
     k = (kind or "gpu").lower()
-    b = (backend or ("cpu" if k == "cpu" else "vulkan")).lower()
-    return Machine(
-        slug="custom",
-        name=f"custom ({bandwidth:g} GB/s, {tflops:g} TFLOPS)",
-        kind=k,
-        backend=b,
-        memory_bytes=memory * 1e9 if memory is not None else None,
-        bandwidth_gbs=bandwidth,
-        tflops=tflops,
-        fit=default_efficiency(None, k, b),
+    b = (backend or _default_backend(k)).lower()
+    vendor = machine_vendor("", b)
+    rates = f"{bandwidth:g} GB/s" + (f", {tflops:g} TFLOPS" if tflops is not None else "")
+    return _gpu_limit(
+        Machine(
+            slug="custom",
+            name=f"custom ({rates})",
+            kind=k,
+            backend=b,
+            vendor=vendor,
+            memory_bytes=memory * GIB if memory is not None else None,
+            bandwidth_gbs=bandwidth,
+            tflops=tflops,
+            gpu_limit_bytes=limit_bytes,
+            fit=default_efficiency(None, k, b, vendor),
+        )
     )

@@ -75,13 +75,15 @@ def test_token_counts_read_back_plain_integers(n):
 
 
 @pytest.mark.parametrize(
-    "text, gb", [("24", 24.0), ("24.5", 24.5), ("24GB", 24.0), ("512MB", 0.512), ("1TB", 1000.0)]
+    "text, gb", [("24", 24.0), ("24.5", 24.5), ("24GB", 24.0), ("24 GiB", 24.0), ("0", 0.0)]
 )
 def test_sizes_take_units(text, gb):
     assert parse_gb(text) == pytest.approx(gb)
 
 
-@pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "-3", "big", "3 parsecs"])
+@pytest.mark.parametrize(
+    "text", ["nan", "NaN", "inf", "-inf", "-3", "big", "3 parsecs", "512MB", "1TB"]
+)
 def test_sizes_refuse_nan_inf_and_negative(text):
     with pytest.raises(typer.BadParameter):
         parse_gb(text)

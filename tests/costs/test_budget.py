@@ -159,3 +159,27 @@ def test_offload_layers_grow_with_room(qwen2):
     counts = [offload_layers(qwen2, gb * GB, 4096) for gb in (1, 2, 3, 4, 5, 100)]
     assert counts == sorted(counts) and counts[0] < counts[-2]
     assert counts[-1] == qwen2.spec.n_layer_all
+
+
+def test_gpu_limit_caps_the_room(qwen2):
+    """free = min(capacity - system, GPU limit) - used; a limit at or above the memory is none."""
+    kw = dict(machine="m", capacity_bytes=16 * GB, system_bytes=2 * GB, ctx=4096)
+    whole = budget_report([qwen2], **kw)
+    capped = budget_report([qwen2], **kw, gpu_limit_bytes=10 * GB, gpu_limit_note="why")
+    assert capped.free_bytes == pytest.approx(whole.free_bytes - 4 * GB)
+    assert capped.max_ctx < whole.max_ctx
+    assert (capped.gpu_limit_bytes, capped.gpu_limit_note) == (10 * GB, "why")
+    loose = budget_report([qwen2], **kw, gpu_limit_bytes=16 * GB, gpu_limit_note="why")
+    assert loose.gpu_limit_bytes is None and loose.free_bytes == whole.free_bytes
+
+
+def test_timing_fit_uses_the_gpu_limit_like_budget(qwen2):
+    from tokenwalk.costs.budget import memory_fit
+
+    kw = dict(capacity_bytes=16 * GB, system_bytes=0, ctx=4096)
+    free = memory_fit([qwen2], **kw)
+    capped = memory_fit([qwen2], **kw, gpu_limit_bytes=4 * GB)
+    assert free.fits and not capped.fits
+    assert "the GPU may hold" in capped.note
+    report = budget_report([qwen2], machine="m", **kw, gpu_limit_bytes=4 * GB)
+    assert report.fits == capped.fits

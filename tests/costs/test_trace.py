@@ -42,3 +42,22 @@ def test_phases_are_contiguous_and_add_up(qwen2, machine):
 def test_restore_needs_a_prefix(qwen2, machine):
     with pytest.raises(InputError, match="--cached"):
         trace_report(qwen2, machine, prompt=100, restore_kv=True)
+
+
+def test_load_rate_prefers_a_measured_load(machine):
+    from tokenwalk.costs.trace import DEFAULT_DISK_READ_GBS, load_rate
+
+    assert load_rate(machine) == (DEFAULT_DISK_READ_GBS, load_rate(machine)[1], True)
+    disk = machine.model_copy(update={"disk_read_gbs": 7.0})
+    assert load_rate(disk)[:1] == (7.0,) and not load_rate(disk)[2]
+    measured = disk.model_copy(update={"load_gbs": 0.4, "load_source": "a stopwatch"})
+    gbs, where, assumed = load_rate(measured)
+    assert gbs == 0.4 and "a stopwatch" in where and not assumed
+
+
+def test_cold_load_on_the_seed_laptop(qwen2):
+    """The seed's laptop loaded 21.7 GB in 55 s: its load rate, not a 3 GB/s SSD."""
+    laptop = resolve_machine("radeon-860m")
+    r = trace_report(qwen2, laptop, prompt=100, output=1, cold=True)
+    assert r.load_s == pytest.approx(qwen2.file_bytes / 21.718e9 * 55, rel=0.01)
+    assert not r.load_assumed

@@ -15,7 +15,8 @@ from tokenwalk.errors import TokenwalkError
 # -- numbers on the command line ---------------------------------------------------------------
 
 _TOKEN_SUFFIX = {"": 1, "k": 1024, "m": 1024**2}  # 8k = 8,192 and 1M = 1,048,576, as contexts go
-_GB_SUFFIX = {"": 1.0, "g": 1.0, "gb": 1.0, "m": 1e-3, "mb": 1e-3, "t": 1e3, "tb": 1e3}
+# a size is in the option's own unit (GB, or GiB as cards are sold); a G/GB/GiB suffix may say so
+_SIZE_SUFFIX = {"": 1.0, "g": 1.0, "gb": 1.0, "gib": 1.0}
 _NUMBER = re.compile(r"\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*", re.I)
 TOKENS_NOTE = " Takes 8192, 8k (8,192), 32k, 1M (1,048,576)."
 
@@ -44,10 +45,10 @@ def parse_tokens(value: str | int) -> int:
 
 
 def parse_gb(value: str | float) -> float:
-    """A size in GB: 24, 24.5, 24GB, 512MB (0.512), 1TB (1000); finite and never negative."""
+    """A size in the option's unit (GB or GiB): 24, 24.5, 24GB; finite and never negative."""
     if isinstance(value, (int, float)):
         return float(value)
-    return _number(str(value), _GB_SUFFIX, "a size in GB", "24, 24.5, 512MB or 1TB")
+    return _number(str(value), _SIZE_SUFFIX, "a size in GB", "24, 24.5 or 24GB")
 
 
 def tokens_option(*names: str, help: str, **kw: Any) -> Any:
@@ -146,7 +147,7 @@ SystemGbOpt = Annotated[
     typer.Option(
         "--system-gb",
         help="Memory the system and other apps already use, GB. Default: 8 GB on shared memory "
-        "(a quarter of small machines), 0.5 GB on a discrete GPU. Takes 6, 6.5, 512MB.",
+        "(a quarter of small machines), 0.5 GB on a discrete GPU. Takes 6, 6.5, 6GB.",
         show_default=False,
         parser=parse_gb,
         metavar="GB",

@@ -38,6 +38,7 @@ def fit_on(
         capacity_bytes=int(m.memory_bytes),
         system_bytes=system_bytes(m, system_gb),
         ctx=ctx,
+        gpu_limit_bytes=int(m.gpu_usable_bytes) if m.gpu_usable_bytes else None,
         **kw,
     )
 

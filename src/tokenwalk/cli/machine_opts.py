@@ -14,6 +14,7 @@ __all__ = [
     "BandwidthOpt",
     "TflopsOpt",
     "MemoryOpt",
+    "GpuLimitOpt",
     "BackendOpt",
     "KindOpt",
     "MachinesFileOpt",
@@ -25,7 +26,8 @@ MachineOpt = Annotated[
     typer.Option(
         "--machine",
         "-m",
-        help="A machine by name (see `tokenwalk machines`), or give --bandwidth and --tflops.",
+        help="A machine by name (see `tokenwalk machines`), or give --bandwidth (and --tflops "
+        "for prefill).",
         show_default=False,
     ),
 ]
@@ -40,17 +42,33 @@ BandwidthOpt = Annotated[
 TflopsOpt = Annotated[
     float | None,
     typer.Option(
-        "--tflops", help="Dense FP16 TFLOPS (overrides the named machine's).", show_default=False
+        "--tflops",
+        help="Compute rate, TFLOPS: dense FP16 on a GPU, FP32 SIMD on a cpu backend "
+        "(overrides the named machine's).",
+        show_default=False,
     ),
 ]
 MemoryOpt = Annotated[
     float | None,
     typer.Option(
         "--memory",
-        help="Memory capacity, GB (overrides the named machine's). Takes 24, 24GB, 512MB.",
+        help="Memory capacity in GiB, as cards and Macs are sold: 24 for a '24 GB' card "
+        "(overrides the named machine's). Output prints decimal GB (1e9 bytes).",
         show_default=False,
         parser=parse_gb,
-        metavar="GB",
+        metavar="GiB",
+    ),
+]
+GpuLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--gpu-limit",
+        help="GiB the GPU may hold, where less than the memory. A Mac's GPU gets 2/3 of the RAM "
+        "(3/4 above 36 GiB) unless raised with `sudo sysctl iogpu.wired_limit_mb=N`: "
+        "give N / 1024.",
+        show_default=False,
+        parser=parse_gb,
+        metavar="GiB",
     ),
 ]
 BackendOpt = Annotated[
@@ -86,6 +104,7 @@ def machine_from_options(
     backend: str | None = None,
     kind: str | None = None,
     machines_file: str | None = None,
+    gpu_limit: float | None = None,
 ) -> Machine:
     """Resolve the machine options (see `tokenwalk.machine.resolve_machine`)."""
     from tokenwalk.machine import resolve_machine
@@ -98,4 +117,5 @@ def machine_from_options(
         backend=backend,
         kind=kind,
         machines_file=machines_file,
+        gpu_limit=gpu_limit,
     )

@@ -18,10 +18,16 @@ class MachineRow(BaseModel):
     name: str
     kind: str
     backend: str
-    memory_gb: float | None
+    memory_bytes: int | None  # converted from the vendor's figure in memory_unit
+    memory_gb: float | None  # the same capacity in decimal GB (1e9 bytes)
+    memory_unit: str  # what the entry's figure means: GiB (2^30) or GB (1e9)
     bandwidth_gbs: float | None
     fp16_tflops: float | None
     fp16_kind: str | None
+    cpu_tflops: float | None  # CPU cores, FP32 SIMD
+    tflops: float | None  # the rate the default backend computes at
+    load_gbs: float | None
+    lacks: list[str]  # memory, bandwidth, compute: what the entry does not give
     eff_bw: float
     eff_compute: float
     overhead_s: float
@@ -35,25 +41,39 @@ class MachineList(BaseModel):
 
 def machine_rows(query: str | None = None, machines_file: str | None = None) -> list[MachineRow]:
     """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
-    from tokenwalk.catalog import load_machines
-    from tokenwalk.machine import default_efficiency, entry_fit, user_machine_files
+    from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines
+    from tokenwalk.machine import (
+        default_efficiency,
+        entry_fit,
+        machine_vendor,
+        user_machine_files,
+    )
 
     rows = []
     for e in load_machines(user_machine_files(machines_file)):
         hay = " ".join([e.slug, e.name, e.kind, e.backend, *e.aliases]).lower()
         if query and query.lower() not in hay:
             continue
-        fit = entry_fit(e) or default_efficiency(e.slug, e.kind, e.backend)
+        fit = entry_fit(e) or default_efficiency(
+            e.slug, e.kind, e.backend, machine_vendor(e.name, e.backend, getattr(e, "vendor", None))
+        )
+        memory = e.memory_bytes
         rows.append(
             MachineRow(
                 slug=e.slug,
                 name=e.name,
                 kind=e.kind,
                 backend=e.backend,
-                memory_gb=e.memory_gb,
+                memory_bytes=memory,
+                memory_gb=memory / 1e9 if memory is not None else None,
+                memory_unit=e.memory_unit or MEMORY_UNIT_BY_KIND[e.kind],
                 bandwidth_gbs=e.bandwidth_gbs,
                 fp16_tflops=e.fp16_tflops,
                 fp16_kind=e.fp16_kind,
+                cpu_tflops=e.cpu_tflops,
+                tflops=e.tflops_for(e.backend),
+                load_gbs=e.load_gbs,
+                lacks=e.lacks(),
                 eff_bw=fit.eff_bw,
                 eff_compute=fit.eff_compute,
                 overhead_s=fit.overhead_s,
@@ -62,6 +82,42 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
             )
         )
     return rows
+
+
+# What each missing figure stops, and the flag that supplies it.
+_LACKS = {
+    "bandwidth": ("bandwidth", "every timing command", "--bandwidth"),
+    "compute": ("a compute rate", "prefill and trace", "--tflops"),
+    "memory": ("memory", "budget", "--memory"),
+}
+
+
+def _lacks_note(rows: list[MachineRow]) -> str:
+    """'? = not known: 3 lack bandwidth (every timing command; --bandwidth), ...'."""
+    parts = []
+    for key, (what, stops, flag) in _LACKS.items():
+        n = sum(key in r.lacks for r in rows)
+        if n:
+            parts.append(f"{n} lack {what} ({stops}; give {flag})")
+    return "? = not known: " + ", ".join(parts) + "." if parts else ""
+
+
+def _memory_cell(memory_bytes: int | None) -> str:
+    if not memory_bytes:
+        return "?"
+    gb = memory_bytes / 1e9
+    return f"{gb:,.0f}" if gb >= 1000 else f"{gb:.1f}"
+
+
+def _rate_cell(r: MachineRow) -> str:
+    if not r.tflops:
+        return "?"
+    if r.backend == "cpu":
+        mark = "c"
+    else:
+        mark = "m" if r.fp16_kind == "matrix" else "v"
+    digits = 0 if r.tflops >= 100 else 2 if r.tflops < 1 else 1
+    return f"{r.tflops:,.{digits}f} {mark}"
 
 
 @app.command()
@@ -75,8 +131,9 @@ def machines(
     machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """List the machines: memory, bandwidth, FP16 rate and the efficiencies the timing model
-    uses for each. Your own files (--machines-file, $TOKENWALK_MACHINES) are merged in."""
+    """List the machines: memory, bandwidth, compute rate and the efficiencies the timing model
+    uses for each, and what an entry lacks. Your own files (--machines-file,
+    $TOKENWALK_MACHINES) are merged in."""
     from rich import box
     from rich.table import Table
 
@@ -86,14 +143,14 @@ def machines(
         return
     console = stdout_console()
     slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
-    fixed = (("kind/backend", 14), ("memory", 6), ("GB/s", 5), ("FP16 TF", 7), ("fit", 14))
+    fixed = (("kind/backend", 14), ("mem GB", 6), ("GB/s", 5), ("TFLOPS", 7), ("fit", 14))
     # the name gets what the terminal has left (2 columns of padding per column)
     name_w = max(12, console.width - slug_w - sum(w for _, w in fixed) - 2 * (len(fixed) + 2) - 8)
     t = Table(title=f"{len(rows)} machines", title_justify="left", box=box.SIMPLE_HEAD)
     t.add_column("slug", no_wrap=True, min_width=slug_w)
     t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
     for col, width in fixed:
-        right = col in ("memory", "GB/s", "FP16 TF")
+        right = col in ("mem GB", "GB/s", "TFLOPS")
         t.add_column(
             col,
             no_wrap=True,
@@ -110,18 +167,19 @@ def machines(
             r.slug,
             r.name,
             f"{r.kind}/{r.backend}",
-            f"{r.memory_gb:g} GB" if r.memory_gb else "-",
-            f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "-",
-            f"{r.fp16_tflops:,.1f} {'m' if r.fp16_kind == 'matrix' else 'v'}"
-            if r.fp16_tflops
-            else "-",
+            _memory_cell(r.memory_bytes),
+            f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "?",
+            _rate_cell(r),
             f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}",
         )
     console.print(t)
+    lacks = _lacks_note(rows)
     console.print(
-        "[dim]FP16: m = matrix units (tensor cores, WMMA, XMX), v = vector ALUs. fit: share of "
-        "bandwidth / compute the timing model uses, fitted for the machine itself (own), its "
-        "kind/backend group, or all machines (global). Sources: --json.[/dim]"
+        "[dim]mem GB: decimal GB (1e9 bytes); a '24 GB' card or Mac holds 24 GiB = 25.8 GB. "
+        "TFLOPS: dense FP16 on m = matrix units (tensor cores, WMMA, XMX), v = vector ALUs; "
+        "c = CPU cores, FP32 SIMD. fit: share of bandwidth / compute the timing model uses, "
+        "fitted for the machine itself (own), its kind/backend group, or all machines (global). "
+        f"{lacks + ' ' if lacks else ''}Sources: --json.[/dim]"
     )
 
 

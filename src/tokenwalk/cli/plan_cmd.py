@@ -28,6 +28,7 @@ from tokenwalk.cli.checks import answer, fit_on, system_bytes
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
+    GpuLimitOpt,
     KindOpt,
     MachineOpt,
     MachinesFileOpt,
@@ -105,6 +106,8 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
         capacity_bytes=int(m.memory_bytes),
         system_bytes=system_bytes(m, system_gb),
         shared_memory=m.kind in SHARED_MEMORY_KINDS,
+        gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
+        gpu_limit_note=m.gpu_limit_note,
         **kw,
     )
 
@@ -137,6 +140,7 @@ def budget(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -149,7 +153,9 @@ def budget(
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
     report = _budget(
         loaded,
@@ -197,6 +203,7 @@ def trace(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -212,7 +219,9 @@ def trace(
     if prompt < 1:
         raise InputError("give the prompt length with --prompt N (at least 1 token)")
     check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     mdl = load(model, quant, json=json, no_cache=no_cache).model
     report = trace_report(
         mdl,
@@ -225,10 +234,10 @@ def trace(
         ubatch=ubatch,
         kv_type=kv_type,
     )
-    if (cold or restore_kv) and report.disk_read_assumed:
+    if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
-            f"machine '{m.slug}' has no disk speed; assuming {report.disk_read_gbs:g} GB/s "
-            "(an NVMe SSD)"
+            f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
+            f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
     tokens = prompt + output
     fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
@@ -279,6 +288,7 @@ def spec(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -300,7 +310,9 @@ def spec(
     if gamma < 1:
         raise InputError(f"--gamma must be at least 1 draft token, not {gamma}")
     check_workload(ctx=ctx, min_ctx=0)
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     tgt = load(target, quant, json=json, no_cache=no_cache).model
     if mtp:
         drf = mtp_draft_model(tgt)

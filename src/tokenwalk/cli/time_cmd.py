@@ -24,6 +24,7 @@ from tokenwalk.cli.checks import answer, fit_on
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
+    GpuLimitOpt,
     KindOpt,
     MachineOpt,
     MachinesFileOpt,
@@ -49,6 +50,7 @@ def decode(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -62,7 +64,9 @@ def decode(
     from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 
     check_workload(ctx=ctx, parallel=parallel, min_ctx=0)
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     mdl = load(model, quant, json=json, no_cache=no_cache).model
     per_stream = tokens_per_stream(ctx, parallel)
     # each stream reads its own share of the context; the answer reports the total asked
@@ -84,6 +88,7 @@ def prefill(
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
+    gpu_limit: GpuLimitOpt = None,
     backend: BackendOpt = None,
     kind: KindOpt = None,
     machines_file: MachinesFileOpt = None,
@@ -98,7 +103,9 @@ def prefill(
     from tokenwalk.costs.workload import check_workload, context_warnings
 
     check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
-    m = machine_from_options(machine, bandwidth, tflops, memory, backend, kind, machines_file)
+    m = machine_from_options(
+        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
+    )
     mdl = load(model, quant, json=json, no_cache=no_cache).model
     report = prefill_report(mdl, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type)
     fit = fit_on([mdl], m, system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)

@@ -2,6 +2,9 @@
 
     free = capacity - system - sum(weights) - sum(KV at ctx + recurrent state) - sum(buffers)
 
+where a GPU may hold less than that (a Mac's Metal working set), capacity - system is capped at
+the GPU's limit.
+
 Compute buffers follow what llama.cpp reserves for one micro-batch: the logits of `ubatch`
 tokens in f32 (ubatch x n_vocab x 4 bytes) plus activations of about 2 x n_embd f32 values per
 token (checked with `llama-fit-params -v`: 514.5 MiB for gemma-3-270m, 311 MiB for a Qwen2 7B at
@@ -96,6 +99,8 @@ class BudgetReport(BaseModel):
     machine: str
     capacity_bytes: int
     system_bytes: int
+    gpu_limit_bytes: int | None = None  # what the GPU may hold, where less than the memory
+    gpu_limit_note: str = ""
     ctx: int
     kv_type: str
     parallel: int
@@ -162,8 +167,11 @@ def budget_report(
     ubatch: int = 512,
     shared_memory: bool = False,
     smaller_quants: Sequence[tuple[str, list[Model]]] = (),
+    gpu_limit_bytes: int | None = None,
+    gpu_limit_note: str = "",
 ) -> BudgetReport:
-    """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`.
+    """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`,
+    and within `gpu_limit_bytes` where the GPU may hold less.
 
     `ctx` is the total of the `parallel` streams (llama.cpp's -c). When not even the weights fit,
     `smaller_quants` (preset, the same models at that preset), largest first, give the hint of
@@ -204,11 +212,15 @@ def budget_report(
     buffers = sum(r.buffers_bytes for r in rows)
     used = weights + kv_total + buffers
     room = capacity_bytes - system_bytes
+    if gpu_limit_bytes is not None and gpu_limit_bytes >= capacity_bytes:
+        gpu_limit_bytes = None
+    if gpu_limit_bytes is not None:
+        room = min(room, gpu_limit_bytes)
     free = room - used
     fits = free >= 0
     if not fits:
         verdict = "does not fit"
-    elif free >= ROOM_FRACTION * capacity_bytes:
+    elif free >= ROOM_FRACTION * min(capacity_bytes, gpu_limit_bytes or capacity_bytes):
         verdict = "fits with room"
     else:
         verdict = "tight"
@@ -246,6 +258,8 @@ def budget_report(
         machine=machine,
         capacity_bytes=capacity_bytes,
         system_bytes=system_bytes,
+        gpu_limit_bytes=gpu_limit_bytes,
+        gpu_limit_note=gpu_limit_note if gpu_limit_bytes is not None else "",
         ctx=ctx,
         kv_type=kv_type,
         parallel=parallel,
@@ -361,19 +375,26 @@ def memory_fit(
     kv_type: str = "f16",
     parallel: int = 1,
     ubatch: int = 512,
+    gpu_limit_bytes: int | None = None,
 ) -> MemoryFit:
-    """needed = sum(weights + KV at ctx + state + buffers) against capacity - system (bytes)."""
+    """needed = sum(weights + KV at ctx + state + buffers) against the room: capacity - system,
+    capped at `gpu_limit_bytes` where the GPU may hold less (bytes)."""
     needed = int(_used(models, ctx, kv_type, parallel, ubatch))
-    free = int(capacity_bytes - system_bytes - needed)
+    room = capacity_bytes - system_bytes
+    limited = gpu_limit_bytes is not None and gpu_limit_bytes < room
+    if limited:
+        room = gpu_limit_bytes
+    free = int(room - needed)
     fits = free >= 0
     what = " and ".join(m.name for m in models)
     if fits:
         note = f"{what} fits: {free / 1e9:.1f} GB free at {ctx:,} tokens"
     else:
+        left = "the GPU may hold" if limited else "left by the system"
         note = (
             f"{what} does not fit: it needs {needed / 1e9:.1f} GB at {ctx:,} tokens, "
-            f"{-free / 1e9:.1f} GB more than the {(capacity_bytes - system_bytes) / 1e9:.1f} GB "
-            "left by the system; these times assume it all in memory (`tokenwalk budget`)"
+            f"{-free / 1e9:.1f} GB more than the {room / 1e9:.1f} GB {left}; "
+            "these times assume it all in memory (`tokenwalk budget`)"
         )
     return MemoryFit(
         fits=fits,

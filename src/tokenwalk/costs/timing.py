@@ -30,7 +30,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import kv_bytes_per_cell, kv_element_bytes, state_bytes
-from tokenwalk.costs.weights import active_params, weight_bytes_read
+from tokenwalk.costs.weights import (
+    active_params,
+    expert_read_fraction,
+    experts_woken,
+    weight_bytes_read,
+)
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.layers import Attention, Layer
@@ -49,6 +54,9 @@ __all__ = [
     "kv_read_bytes",
     "state_traffic_bytes",
     "matmul_flops",
+    "expert_params",
+    "expert_rows",
+    "weight_row_flops",
     "matrix_flops",
     "MATVEC_MAX_BATCH",
     "attention_flops",
@@ -65,6 +73,10 @@ __all__ = [
 READING_TOK_S = (5.0, 8.0)  # silent reading, in tokens per second (about 4 to 6 words)
 DEFAULT_UBATCH = 512  # llama.cpp's n_ubatch: tokens per prefill pass
 RECURRENT_FLOPS_PER_STATE_ELEMENT = 4.0  # read S.k, decay, rank-one update, S.q per token
+# llama.cpp multiplies batches of up to 8 tokens with mat-vec kernels (CUDA MMVQ_MAX_BATCH_SIZE,
+# Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
+# multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
+MATVEC_MAX_BATCH = 8
 
 
 # -- the work of a pass (machine-independent) -------------------------------------------------
@@ -116,6 +128,38 @@ def matmul_flops(model: Model, n_tokens: float, n_logits: float) -> float:
     return 2.0 * body * n_tokens + 2.0 * head * n_logits
 
 
+def expert_params(model: Model) -> int:
+    """Weights of all routed experts (every layer, every expert)."""
+    return sum(t.n_elements for t in model.tensors if t.role is Role.EXPERT)
+
+
+def expert_rows(model: Model, n_tokens: float) -> float:
+    """Mean rows (tokens) a woken routed expert multiplies in a pass of n tokens:
+    n k / E_woken, with E_woken = E (1 - (1 - k/E)^n) (uniform routing). Tokens."""
+    spec = model.spec
+    woken = experts_woken(spec.n_expert, spec.n_expert_used, n_tokens)
+    return n_tokens * spec.n_expert_used / woken if woken else 0.0
+
+
+def weight_row_flops(model: Model, n_tokens: float, n_logits: float) -> tuple[float, float]:
+    """(all, routed experts) of sum over weight products of F_i / rows_i. FLOP per row.
+
+    A dense weight (attention, dense FFN, shared expert, router) multiplies all n rows, so its
+    F_i / rows_i is 2 x its weights; a woken routed expert multiplies only n k / E_woken rows,
+    and all woken experts together give 2 x the expert weights woken. The output head
+    multiplies `n_logits` rows; at most MATVEC_MAX_BATCH of them run on a mat-vec kernel,
+    which adds no matrix work.
+    """
+    head = head_params(model)
+    experts = expert_params(model)
+    spec = model.spec
+    woken = experts * expert_read_fraction(spec.n_expert, spec.n_expert_used, n_tokens)
+    active_experts = experts * spec.n_expert_used / spec.n_expert if spec.n_expert else 0.0
+    body = max(active_params(model) - head - active_experts, 0.0)
+    head_rows = 2.0 * head if n_logits > MATVEC_MAX_BATCH else 0.0
+    return 2.0 * (body + woken) + head_rows, 2.0 * woken
+
+
 def _attention_width(model: Model, layer: Layer) -> int:
     """Per-head elements a score and a value sum touch: d_k + d_v (MLA: latent + rope, latent)."""
     if layer.attention is Attention.MLA:
@@ -153,6 +197,9 @@ class PassWork(BaseModel):
     state_bytes: float  # recurrent state read + written, all streams
     matmul_flops: float
     attention_flops: float  # all streams (recurrent state updates included)
+    expert_flops: float  # the routed-expert share of matmul_flops
+    row_flops: float  # sum over matrix products of F_i / rows_i (0 on the mat-vec path)
+    expert_row_flops: float  # the routed-expert share of row_flops
     n_layers: int
 
     @property
@@ -162,6 +209,11 @@ class PassWork(BaseModel):
     @property
     def flops(self) -> float:
         return self.matmul_flops + self.attention_flops
+
+    @property
+    def matvec(self) -> bool:
+        """True when the weight products run on mat-vec kernels (n s <= MATVEC_MAX_BATCH)."""
+        return self.n_tokens * self.streams <= MATVEC_MAX_BATCH
 
     @property
     def intensity_flop_per_byte(self) -> float:
@@ -194,6 +246,17 @@ def pass_work(
         weight_bytes = weight_bytes_read(model, total)
     logits = total if n_logits is None else n_logits
     attn = attention_flops(model, n_tokens, ctx) + recurrent_flops(model, n_tokens)
+    spec = model.spec
+    expert_flops = (
+        2.0 * expert_params(model) * spec.n_expert_used / spec.n_expert * total
+        if spec.n_expert
+        else 0.0
+    )
+    if total <= MATVEC_MAX_BATCH:
+        row_flops, expert_row_flops = 0.0, 0.0
+    else:
+        row_flops, expert_row_flops = weight_row_flops(model, total, logits)
+        row_flops += attn / n_tokens  # attention: n query rows per head
     return PassWork(
         n_tokens=n_tokens,
         streams=streams,
@@ -203,6 +266,9 @@ def pass_work(
         state_bytes=streams * state_traffic_bytes(model),
         matmul_flops=matmul_flops(model, total, logits),
         attention_flops=streams * attn,
+        expert_flops=expert_flops,
+        row_flops=row_flops,
+        expert_row_flops=expert_row_flops,
         n_layers=len(model.decoding_layers),
     )
 
@@ -216,58 +282,73 @@ class PassCost(BaseModel):
     model_config = ConfigDict(frozen=True)
     work: PassWork
     memory_s: float  # B / (BW x eff_bw)
-    compute_s: float  # F / (FLOPS x eff_compute)
+    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute)
+    expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
     time_s: float  # max(memory_s, compute_s) + overhead_s
-    bound: str  # "memory" or "compute"
+    bound: str  # "memory", "compute", or "experts" (compute, mostly routed-expert products)
 
 
 def pass_seconds(
     bytes_: float,
     flops: float,
+    row_flops: float,
     n_layers: int,
     bandwidth_gbs: float,
     tflops: float | None,
     fit: Efficiency,
 ) -> tuple[float, float, float]:
-    """(memory_s, compute_s, overhead_s) = (B / (BW x eff_bw), F / (FLOPS x eff_compute),
-    L x overhead). Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate
-    (None) leaves the compute term out, which only a memory-bound pass can afford."""
+    """(memory_s, compute_s, overhead_s) of a pass:
+
+        memory_s  = B / (BW x eff_bw)
+        compute_s = (F + rows_half x R) / (FLOPS x eff_compute)
+        overhead_s = L x overhead
+
+    A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the FP16 rate, so
+    it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is the
+    line above, with R = sum F_i / n_i (`PassWork.row_flops`). Bandwidth in GB/s (1e9), compute
+    in TFLOPS (1e12); an unknown compute rate (None) leaves the compute term out, which only a
+    memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
-    compute_s = flops / (tflops * 1e12 * fit.eff_compute) if tflops else 0.0
+    work = flops + fit.rows_half * row_flops
+    compute_s = work / (tflops * 1e12 * fit.eff_compute) if tflops else 0.0
     return memory_s, compute_s, n_layers * fit.overhead_s
-
-
-# llama.cpp multiplies batches of up to 8 tokens with mat-vec kernels (CUDA MMVQ_MAX_BATCH_SIZE,
-# Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
-# multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
-MATVEC_MAX_BATCH = 8
 
 
 def matrix_flops(work: PassWork) -> float:
     """FLOPs that run on the matrix path: all of them, except the weight products of passes of
     at most MATVEC_MAX_BATCH tokens (mat-vec kernels, bounded by the weight read)."""
-    if work.n_tokens * work.streams <= MATVEC_MAX_BATCH:
+    if work.matvec:
         return work.attention_flops
     return work.flops
 
 
 def _cost(work: PassWork, machine: Machine) -> PassCost:
+    fit = machine.fit
     mem, comp, over = pass_seconds(
         work.bytes,
         matrix_flops(work),
+        work.row_flops,
         work.n_layers,
         machine.bandwidth_gbs,
         machine.tflops,
-        machine.fit,
+        fit,
     )
+    expert = 0.0
+    if machine.tflops and not work.matvec:
+        expert_work = work.expert_flops + fit.rows_half * work.expert_row_flops
+        expert = expert_work / (machine.tflops * 1e12 * fit.eff_compute)
+    bound = "memory"
+    if comp > mem:
+        bound = "experts" if expert > comp / 2 else "compute"
     return PassCost(
         work=work,
         memory_s=mem,
         compute_s=comp,
+        expert_s=expert,
         overhead_s=over,
         time_s=max(mem, comp) + over,
-        bound="compute" if comp > mem else "memory",
+        bound=bound,
     )
 
 
@@ -425,13 +506,15 @@ class PrefillChunk(BaseModel):
     tokens: int
     ctx: int  # tokens already in the cache when the chunk starts
     time_s: float
-    bound: str  # "compute" or "memory"
+    bound: str  # "memory", "compute" or "experts" (compute, mostly routed-expert products)
     memory_s: float
     compute_s: float
+    expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float
     weight_bytes: float
     flops: float
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
+    expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
 
 
 class PrefillReport(_OnMachine):
@@ -449,6 +532,8 @@ class PrefillReport(_OnMachine):
     attention_share: float  # attention FLOPs / all FLOPs
     compute_bound_chunks: int
     memory_bound_chunks: int
+    experts_bound_chunks: int
+    expert_rows: float  # mean tokens a woken routed expert multiplies in a full chunk
     flops_per_token: float
     machine_balance: float | None
     chunks: list[PrefillChunk]
@@ -502,10 +587,12 @@ def prefill_report(
                 bound=cost.bound,
                 memory_s=cost.memory_s,
                 compute_s=cost.compute_s,
+                expert_s=cost.expert_s,
                 overhead_s=cost.overhead_s,
                 weight_bytes=work.weight_bytes,
                 flops=work.flops,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
+                expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
             )
         )
     ttft = sum(c.time_s for c in chunks)
@@ -526,6 +613,8 @@ def prefill_report(
         attention_share=attn / flops if flops else 0.0,
         compute_bound_chunks=sum(c.bound == "compute" for c in chunks),
         memory_bound_chunks=sum(c.bound == "memory" for c in chunks),
+        experts_bound_chunks=sum(c.bound == "experts" for c in chunks),
+        expert_rows=expert_rows(model, min(ubatch, tokens)) if model.spec.n_expert else 0.0,
         flops_per_token=flops / tokens,
         machine_balance=machine.balance_flop_per_byte,
         chunks=chunks,

@@ -389,6 +389,82 @@ def _lfm2(c: _Cfg) -> dict[str, Any]:
     return kw
 
 
+def _lfm2moe(c: _Cfg) -> dict[str, Any]:
+    """LFM2 MoE (LFM2-8B-A1B): LFM2's short-conv / GQA blocks with a mixture of experts after
+    ``num_dense_layers`` dense FFN layers; a sigmoid router with a per-expert bias
+    (``LFM2MoeModel`` in conversion/lfm2.py, ``llama_model_lfm2moe`` in llama.cpp)."""
+    kw = _base(c, "lfm2moe", tied_default=True)
+    n = kw["n_layer_all"]
+    types = c.str_list("layer_types", n)
+    if types is None:
+        raise SpecError(f"{c.source}: required key 'layer_types' is missing (a list per layer)")
+    # the converter gives KV heads to "full_attention" layers only; every other block is a conv
+    recurrent = tuple(t != "full_attention" for t in types)
+    _require_ffn(c, kw)
+    lead = c.int("num_dense_layers", 0)
+    kw.update(
+        is_recurrent=recurrent,
+        n_head_kv=tuple(0 if r else h for r, h in zip(recurrent, kw["n_head_kv"], strict=True)),
+        shortconv_l_cache=c.int("conv_L_cache", 3, minimum=1),
+        n_ff=tuple(f if il < lead else 0 for il, f in enumerate(kw["n_ff"])),
+        n_layer_dense_lead=lead,
+        n_expert=c.first_int(("num_experts", "num_local_experts")),
+        n_expert_used=c.int("num_experts_per_tok", minimum=1),
+        n_ff_exp=c.int("moe_intermediate_size", minimum=1),
+        expert_probs_bias=c.bool("use_expert_bias", True),
+    )
+    return kw
+
+
+def _gemma4(c: _Cfg) -> dict[str, Any]:
+    """Gemma 4 (26B-A4B, 31B): sliding and full attention layers with their own head sizes and
+    KV head counts; full layers may use K as V (``attention_k_eq_v``); MoE layers keep the
+    dense FFN beside the experts (``Gemma4Model`` in conversion/gemma.py, the transformers
+    ``Gemma4TextConfig`` defaults for keys a config leaves out)."""
+    kw = _base(c, "gemma4", tied_default=True)
+    n = kw["n_layer_all"]
+    _require_ffn(c, kw)
+    if c.int("hidden_size_per_layer_input", 0):
+        raise SpecError(
+            f"{c.source}: per-layer embeddings (hidden_size_per_layer_input, the E2B/E4B "
+            "models) are not modelled from a config; read the model's GGUF header instead"
+        )
+    types = c.str_list("layer_types", n)
+    if types is None:  # transformers: five sliding layers, then one full; the last is full
+        types = ["sliding_attention" if (il + 1) % 6 else "full_attention" for il in range(n)]
+        types[-1] = "full_attention"
+    is_swa = tuple(t == "sliding_attention" for t in types)
+    head_swa = kw["head_k"]
+    head_full = c.int("global_head_dim", 512, minimum=1)
+    kv_swa = kw["n_head_kv"][0]
+    kv_full = c.int("num_global_key_value_heads", kv_swa, minimum=1)
+    n_shared = c.int("num_kv_shared_layers", 0)
+    if n_shared >= n:
+        raise SpecError(f"{c.source}: num_kv_shared_layers ({n_shared}) is not below the layers")
+    n_ff = kw["n_ff"]
+    if c.bool("use_double_wide_mlp", False):  # the KV-sharing layers get twice the FFN
+        n_ff = tuple(f if il < n - n_shared else 2 * f for il, f in enumerate(n_ff))
+    kw.update(
+        head_k=head_full,
+        head_v=head_full,
+        head_k_swa=head_swa,
+        head_v_swa=head_swa,
+        n_swa=c.int("sliding_window", 512, minimum=1),
+        is_swa=is_swa,
+        n_head_kv=tuple(kv_swa if swa else kv_full for swa in is_swa),
+        n_ff=n_ff,
+        shared_kv_layers=n_shared,
+        k_eq_v=c.bool("attention_k_eq_v", False),
+    )
+    if c.bool("enable_moe_block", False):
+        kw.update(
+            n_expert=c.int("num_experts", minimum=1),
+            n_expert_used=c.first_int(("top_k_experts", "num_experts_per_tok")),
+            n_ff_exp=c.int("moe_intermediate_size", minimum=1),
+        )
+    return kw
+
+
 def _phi3(c: _Cfg) -> dict[str, Any]:
     kw = _base(c, "phi3")
     _require_ffn(c, kw)
@@ -417,12 +493,14 @@ _READERS: dict[str, Callable[[_Cfg], dict[str, Any]]] = {
     "qwen3_next": _qwen3next,
     "gemma3": _gemma3,
     "gemma3_text": _gemma3,
+    "gemma4": _gemma4,
     "gpt_oss": _gpt_oss,
     "deepseek_v2": _deepseek2,
     "deepseek_v3": _deepseek2,
     "kimi_k2": _deepseek2,
     "granitemoehybrid": _granitehybrid,
     "lfm2": _lfm2,
+    "lfm2_moe": _lfm2moe,
     "phi3": _phi3,
     "phi": _phi2,
 }

@@ -31,6 +31,7 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "deepseek2",
     "granitehybrid",
     "lfm2",
+    "lfm2moe",
     "phi3",
     "phi2",
 )
@@ -92,6 +93,7 @@ class ArchSpec:
     # misc
     tied_embeddings: bool = False
     shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
+    k_eq_v: bool = False  # full-attention layers use K as V: no V projection (gemma4)
     rope_freqs: bool = False  # a rope_freqs.weight tensor of n_rot/2 factors (Llama 3 rope scaling)
     expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3)
 
@@ -312,9 +314,9 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
             interval = m.int("full_attention_interval", 4, minimum=1)
             is_recurrent = tuple((il + 1) % interval != 0 for il in range(n_layer_all))
         kw.update(_ssm_keys(m))
-    elif arch in ("granitehybrid", "lfm2"):
+    elif arch in ("granitehybrid", "lfm2", "lfm2moe"):
         is_recurrent = tuple(h == 0 for h in n_head_kv)
-        if arch == "lfm2":
+        if arch in ("lfm2", "lfm2moe"):
             kw["shortconv_l_cache"] = m.int("shortconv.l_cache", 3)
         else:
             kw.update(_ssm_keys(m))

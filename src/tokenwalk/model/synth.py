@@ -271,6 +271,67 @@ def _lfm2(t: _Table, s: ArchSpec) -> None:
             _attn_out(t, s, il)
 
 
+def _lfm2moe(t: _Table, s: ArchSpec) -> None:
+    for il in range(s.n_layer_all):
+        t.blk(il, "ffn_norm.weight", s.n_embd)
+        if s.moe(il):
+            t.blk(il, "ffn_gate_inp.weight", s.n_embd, s.n_expert)
+            t.blk(il, "ffn_gate_exps.weight", s.n_embd, s.n_ff_exp, s.n_expert)
+            t.blk(il, "ffn_down_exps.weight", s.n_ff_exp, s.n_embd, s.n_expert)
+            t.blk(il, "ffn_up_exps.weight", s.n_embd, s.n_ff_exp, s.n_expert)
+            if s.expert_probs_bias:
+                t.blk(il, "exp_probs_b.bias", s.n_expert)
+        else:
+            _dense_ffn(t, s, il)
+        t.blk(il, "attn_norm.weight", s.n_embd)
+        if s.recurrent(il):
+            t.blk(il, "shortconv.conv.weight", s.shortconv_l_cache, s.n_embd)
+            t.blk(il, "shortconv.in_proj.weight", s.n_embd, 3 * s.n_embd)
+            t.blk(il, "shortconv.out_proj.weight", s.n_embd, s.n_embd)
+        else:
+            _qk_norm(t, s, il)
+            _qkv(t, s, il)
+            _attn_out(t, s, il)
+
+
+def _gemma4(t: _Table, s: ArchSpec) -> None:
+    """Gemma 4 as ``Gemma4Model`` converts it: one ``rope_freqs`` for the full layers, no K/V
+    on layers that share an earlier layer's cache, no V where full layers use K as V, the dense
+    FFN on every layer and, on MoE layers, a scaled router with fused gate/up experts."""
+    if not all(s.swa(il) for il in range(s.n_layer_all)):
+        t.add("rope_freqs.weight", s.head_k // 2)
+    first_shared = s.n_layer - s.shared_kv_layers
+    for il in range(s.n_layer_all):
+        hk = s.head_k_at(il)
+        n_q = hk * s.n_head[il]
+        has_kv = il < first_shared
+        t.blk(il, "attn_norm.weight", s.n_embd)
+        t.blk(il, "attn_q.weight", s.n_embd, n_q)
+        if has_kv:
+            t.blk(il, "attn_k.weight", s.n_embd, hk * s.n_head_kv[il])
+            if not (s.k_eq_v and not s.swa(il)):
+                t.blk(il, "attn_v.weight", s.n_embd, s.head_v_at(il) * s.n_head_kv[il])
+        t.blk(il, "attn_output.weight", n_q, s.n_embd)
+        t.blk(il, "attn_q_norm.weight", hk)
+        if has_kv:
+            t.blk(il, "attn_k_norm.weight", hk)
+        t.blk(il, "post_attention_norm.weight", s.n_embd)
+        t.blk(il, "layer_output_scale.weight", 1)
+        t.blk(il, "ffn_norm.weight", s.n_embd)
+        _dense_ffn(t, s, il)
+        t.blk(il, "post_ffw_norm.weight", s.n_embd)
+        if s.moe(il):
+            e, f = s.n_expert, s.n_ff_exp
+            t.blk(il, "ffn_gate_inp.weight", s.n_embd, e)
+            t.blk(il, "ffn_gate_inp.scale", s.n_embd)
+            t.blk(il, "pre_ffw_norm_2.weight", s.n_embd)
+            t.blk(il, "post_ffw_norm_1.weight", s.n_embd)
+            t.blk(il, "post_ffw_norm_2.weight", s.n_embd)
+            t.blk(il, "ffn_gate_up_exps.weight", s.n_embd, 2 * f, e)
+            t.blk(il, "ffn_down_exps.weight", f, s.n_embd, e)
+            t.blk(il, "ffn_down_exps.scale", e)
+
+
 def _phi3(t: _Table, s: ArchSpec) -> None:
     for il in range(s.n_layer_all):
         n_qkv = s.head_k * (s.n_head[il] + s.n_head_kv[il]) + s.head_v * s.n_head_kv[il]
@@ -304,10 +365,12 @@ _BUILDERS: dict[str, Callable[[_Table, ArchSpec], None]] = {
     "qwen35moe": _qwen35_family,
     "qwen3next": _qwen35_family,
     "gemma3": _gemma3,
+    "gemma4": _gemma4,
     "gpt-oss": _gpt_oss,
     "deepseek2": _deepseek2,
     "granitehybrid": _granitehybrid,
     "lfm2": _lfm2,
+    "lfm2moe": _lfm2moe,
     "phi3": _phi3,
     "phi2": _phi2,
 }
@@ -320,7 +383,7 @@ def synthesize_tensors(spec: ArchSpec) -> list[TensorShape]:
 
     Embeddings first, then the blocks (MTP blocks last), then the output norm and, unless the
     embeddings are tied, the output head. Raises `UnknownArchitectureError` for an architecture
-    whose table is only known from a real GGUF header (gemma4).
+    whose table is only known from a real GGUF header.
     """
     build = _BUILDERS.get(spec.arch)
     if build is None:
@@ -331,7 +394,7 @@ def synthesize_tensors(spec: ArchSpec) -> list[TensorShape]:
     t = _Table()
     t.add("token_embd.weight", spec.n_embd, spec.n_vocab)
     build(t, spec)
-    if spec.arch == "lfm2":
+    if spec.arch in ("lfm2", "lfm2moe"):
         t.add("token_embd_norm.weight", spec.n_embd)  # llama.cpp's name for LFM2's final norm
     else:
         t.add("output_norm.weight", spec.n_embd)

@@ -18,6 +18,9 @@ def _err(s: ErrorStats) -> str:
     return f"{s.median_pct:.1f}% / {s.p90_pct:.1f}%"
 
 
+_COLUMNS = ("eff_bw", "eff_compute", "overhead us/layer", "rows_half", "rows")
+
+
 def _params(t: Table, name: str, p: dict) -> None:
     rows = p.get("rows")
     t.add_row(
@@ -25,6 +28,7 @@ def _params(t: Table, name: str, p: dict) -> None:
         f"{p['eff_bw']:.0%}",
         f"{p['eff_compute']:.0%}",
         f"{p['overhead_s'] * 1e6:,.0f}",
+        f"{p['rows_half']:,.0f}",
         "" if rows is None else str(int(rows)),
     )
 
@@ -32,28 +36,37 @@ def _params(t: Table, name: str, p: dict) -> None:
 def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
     t = Table(
         title=f"Timing model fitted on {fit.rows_used} published runs "
-        f"({fit.rows_excluded} left out), grouping: {fit.grouping}",
+        f"({fit.rows_excluded} left out)",
         title_justify="left",
     )
-    for col in ("fit", "eff_bw", "eff_compute", "overhead us/layer", "rows"):
-        t.add_column(col, justify="left" if col == "fit" else "right")
+    t.add_column("fit")
+    for col in _COLUMNS:
+        t.add_column(col, justify="right")
     _params(t, "global", fit.global_fit)
     for g, p in fit.groups.items():
-        _params(t, f"group {g}", p)
+        _params(t, f"{g}", p)
     e = Table(title="Error: median / 90th percentile", title_justify="left")
     for col in ("", "decode", "prefill"):
         e.add_column(col, justify="left" if not col else "right")
     names = {
-        "cv": "leave-one-device-out",
         "in_sample": "in sample (machine fits)",
         "naive": "naive roofline (100%, no overhead)",
     }
     for k, v in fit.errors.items():
         e.add_row(names.get(k, k), _err(v["decode"]), _err(v["prefill"]))
-    for g, v in fit.grouping_cv.items():
-        e.add_row(f"  CV, grouping {g}", _err(v["decode"]), _err(v["prefill"]))
     tail = "written to data/timing.yaml" if written else "not written (use --write-defaults)"
-    console.print(Group(t, "", e, "", f"[dim]{len(fit.machines)} machine fits; {tail}[/dim]"))
+    console.print(
+        Group(
+            t,
+            "[dim]Each kind/backend row composes the global fit with the factors of its "
+            "vendor, backend, kind and kind/backend groups.[/dim]",
+            "",
+            e,
+            "",
+            f"[dim]{len(fit.machines)} machine fits; leave-one-device-out error: "
+            f"python benchmarks/accuracy.py; {tail}[/dim]",
+        )
+    )
 
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
@@ -68,7 +81,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['after_tok_s']:,.1f}",
         )
     p = Table(show_header=True, box=None)
-    for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "median error"):
+    for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "rows_half", "median error"):
         p.add_column(col, justify="left" if not col else "right")
     for name, d, err in (
         ("before", fit.before, fit.error_before),
@@ -79,6 +92,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{d['eff_bw']:.0%}",
             f"{d['eff_compute']:.0%}",
             f"{d['overhead_s'] * 1e6:,.0f}",
+            f"{d['rows_half']:,.0f}",
             f"{err.median_pct:.1f}%",
         )
     tail = f"stored in {written}" if written else "not written (--dry-run)"

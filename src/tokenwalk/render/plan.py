@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +25,7 @@ def _bar(share: float, width: int = 40, char: str = "█") -> str:
 
 
 def render_budget(r: BudgetReport, console: Console) -> None:
-    t = Table(title=f"Memory on {r.machine}: {human_bytes(r.capacity_bytes)}", title_justify="left")
+    t = Table(title=f"Memory on {r.machine}: {_capacity(r.capacity_bytes)}", title_justify="left")
     for col in ("", "bytes", "share", ""):
         t.add_column(col, justify="right" if col in ("bytes", "share") else "left")
     cap = r.capacity_bytes
@@ -35,6 +36,8 @@ def render_budget(r: BudgetReport, console: Console) -> None:
         )
 
     row("system and other apps", r.system_bytes, "grey50")
+    if r.gpu_limit_bytes is not None and cap - r.system_bytes > r.gpu_limit_bytes:
+        row("beyond the GPU's limit", cap - r.system_bytes - r.gpu_limit_bytes, "grey50")
     for m in r.models:
         row(f"weights: {m.model}", m.weights_bytes, "cyan")
         row(f"KV at {count(r.ctx)} ({r.kv_type})", m.kv_bytes + m.state_bytes, "magenta")
@@ -48,6 +51,10 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     summary.add_column(style="bold")
     summary.add_column()
     summary.add_row("verdict", verdict)
+    if r.gpu_limit_bytes is not None:
+        summary.add_row(
+            "the GPU may hold", f"{_capacity(r.gpu_limit_bytes)}: {escape(r.gpu_limit_note)}"
+        )
     summary.add_row(
         "largest context that fits", count(r.max_ctx) + " tokens" if r.max_ctx else "none"
     )
@@ -61,6 +68,15 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     for hint in r.hints:
         summary.add_row("try", hint)
     console.print(Group(t, "", summary))
+    console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
+
+
+def _capacity(n: float) -> str:
+    """Decimal GB, and the GiB a vendor would print where it is a round number of them."""
+    gib = n / 2**30
+    if abs(gib - round(gib, 1)) < 1e-9:
+        return f"{human_bytes(n)} ({gib:g} GiB)"
+    return human_bytes(n)
 
 
 def render_trace(r: TraceReport, console: Console) -> None:
@@ -98,7 +114,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
     s.add_column(justify="right")
     s.add_column(style="dim")
     if r.cold:
-        s.add_row("load", seconds(r.load_s), f"disk at {r.disk_read_gbs:g} GB/s")
+        s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
     s.add_row("prefill", seconds(r.prefill_s), f"{r.chunks} chunks of up to {r.ubatch} tokens")
     s.add_row("time to first token", seconds(r.ttft_s), "")
     s.add_row(

@@ -15,8 +15,9 @@ __all__ = ["render_decode", "render_prefill", "fit_line"]
 
 def fit_line(fit: Efficiency) -> str:
     return (
-        f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute, "
-        f"{fit.overhead_s * 1e6:,.0f} us per layer  ({fit.source})"
+        f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
+        f"products of {fit.rows_half:,.0f} rows), {fit.overhead_s * 1e6:,.0f} us per layer; "
+        f"from {fit.source}"
     )
 
 
@@ -108,22 +109,29 @@ def render_decode(r: DecodeReport, console: Console) -> None:
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
     title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  prefill of {count(r.prompt)} tokens"
+    moe = r.expert_rows > 0
     chunks = Table()
-    for col in ("chunk", "tokens", "context", "time", "bound", "attention"):
+    cols = ["chunk", "tokens", "context", "time", "bound", "attention"]
+    if moe:
+        cols.append("experts")
+    for col in cols:
         chunks.add_column(col, justify="right" if col != "bound" else "left")
     rows = r.chunks
     shown = rows if len(rows) <= 16 else rows[:8] + rows[-8:]
     for i, c in enumerate(shown):
         if len(rows) > 16 and i == 8:
-            chunks.add_row("...", "", "", "", "", "")
-        chunks.add_row(
+            chunks.add_row("...", *[""] * (len(cols) - 1))
+        cells = [
             str(c.index + 1),
             count(c.tokens),
             count(c.ctx),
             seconds(c.time_s),
-            c.bound,
+            "routed experts" if c.bound == "experts" else c.bound,
             pct(c.attention_share),
-        )
+        ]
+        if moe:
+            cells.append(pct(c.expert_s / c.time_s) if c.time_s else "-")
+        chunks.add_row(*cells)
     s = _summary()
     if r.cached_tokens:
         _kv(s, "prefix cache", f"{count(r.cached_tokens)} tokens", "reused, not recomputed")
@@ -139,6 +147,22 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         s, "work", f"{r.flops / 1e12:,.1f} TFLOP", f"{r.flops_per_token / 1e9:,.1f} GFLOP per token"
     )
     _kv(s, "attention share", pct(r.attention_share), "of the FLOPs: grows with the context")
-    _kv(s, "bound", f"{r.compute_bound_chunks} compute, {r.memory_bound_chunks} memory", "chunks")
+    bound = f"{r.compute_bound_chunks} compute, {r.memory_bound_chunks} memory"
+    if moe:
+        bound += f", {r.experts_bound_chunks} routed experts"
+    _kv(s, "bound", bound, "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    console.print(Group(Text(title, style="italic"), chunks, "", s))
+    parts: list = [Text(title, style="italic"), chunks, "", s]
+    if moe:
+        parts += [
+            "",
+            Text(
+                f"experts: share of a chunk's time in routed-expert products. Each woken expert "
+                f"multiplies only about {r.expert_rows:,.0f} of a chunk's tokens (ubatch x "
+                f"experts used / experts woken), and a product of n rows runs at n / (n + "
+                f"{r.fit.rows_half:,.0f}) of the matrix rate: small products are why a "
+                "mixture of experts fills its prompt slower than its active size suggests.",
+                style="dim",
+            ),
+        ]
+    console.print(Group(*parts))

@@ -1,0 +1,143 @@
+"""Machines as a user meets them: capacity units, Apple's GPU working set, incomplete entries,
+the cold load rate, and their own machine files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokenwalk.cli import main
+
+GIB = 2**30
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str, expect: int = 0) -> dict:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == expect, err
+    return json.loads(out)
+
+
+# -- capacity units ---------------------------------------------------------------------------
+
+
+def test_rtx_4090_holds_24_gib(capsys):
+    """A '24 GB' card is 24 GiB: qwen3.6-35b-a3b at 100,000 tokens fits with ~0.9 GB to spare
+    (it was refused when the capacity was read as 24e9 bytes)."""
+    d = run_json(capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-4090", "--ctx", "100000")
+    assert d["capacity_bytes"] == 24 * GIB
+    assert d["fits"] and 0.8e9 < d["free_bytes"] < 1.1e9
+
+
+def test_inline_memory_is_gib(capsys):
+    d = run_json(capsys, "budget", "qwen3-0.6b", "--bandwidth", "100", "--memory", "24")
+    assert d["capacity_bytes"] == 24 * GIB
+
+
+def test_budget_says_what_gb_means(capsys):
+    code, out, _ = run(capsys, "budget", "qwen3-0.6b", "-m", "rtx-4090")
+    assert code == 0
+    assert "25.8 GB (24 GiB)" in out and "GB = 1e9 bytes" in out
+
+
+# -- Apple's GPU working set ------------------------------------------------------------------
+
+
+def test_apple_budget_is_held_to_the_metal_working_set(capsys):
+    d = run_json(capsys, "budget", "gemma-3-12b", "-m", "apple-m1")
+    limit = 16 * GIB * 2 / 3
+    assert d["gpu_limit_bytes"] == int(limit) and "2/3" in d["gpu_limit_note"]
+    used = d["weights_bytes"] + d["kv_bytes"] + d["buffers_bytes"]
+    assert d["free_bytes"] == pytest.approx(limit - used, abs=1)
+    # a raised wired limit gives the context back
+    raised = run_json(capsys, "budget", "gemma-3-12b", "-m", "apple-m1", "--gpu-limit", "14")
+    assert raised["max_ctx"] > d["max_ctx"]
+    code, out, _ = run(capsys, "budget", "gemma-3-12b", "-m", "apple-m1")
+    assert "the GPU may hold" in out and "iogpu.wired_limit_mb" in out
+
+
+def test_apple_model_beyond_the_working_set_does_not_fit(capsys):
+    # 11.45 GB of GPU memory on a 16 GiB M1: 12.4 GB fit the RAM next to 1 GB but not the GPU
+    argv = ["budget", "llama-2-13b", "--quant", "Q6_K", "-m", "apple-m1", "--system-gb", "1"]
+    d = run_json(capsys, *argv, "--ctx", "2048", expect=1)
+    used = d["weights_bytes"] + d["kv_bytes"] + d["buffers_bytes"]
+    assert not d["fits"] and d["gpu_limit_bytes"] < used < d["capacity_bytes"] - 1e9
+
+
+def test_gpu_limit_above_the_memory_is_refused(capsys):
+    code, _, err = run(capsys, "budget", "qwen3-0.6b", "-m", "apple-m1", "--gpu-limit", "32")
+    assert code == 2 and "--gpu-limit" in err and err.count("\n") == 1
+
+
+# -- incomplete machines ----------------------------------------------------------------------
+
+
+def test_decode_with_bandwidth_alone(capsys):
+    d = run_json(capsys, "decode", "llama-3.1-8b", "--bandwidth", "100")
+    assert d["tflops"] is None and d["tok_s"] > 0
+
+
+def test_prefill_without_a_compute_rate_says_what_is_missing(capsys):
+    code, _, err = run(capsys, "prefill", "llama-3.1-8b", "--bandwidth", "100", "-p", "512")
+    assert code == 2 and "--tflops" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("slug", ["i9-13900k", "epyc-9004-12ch", "apple-m5", "gb10-dgx-spark"])
+def test_once_incomplete_machines_answer_prefill(capsys, slug):
+    d = run_json(capsys, "prefill", "llama-3.1-8b", "-m", slug, "-p", "512")
+    assert d["ttft_s"] > 0
+
+
+def test_machines_marks_what_an_entry_lacks(capsys):
+    d = run_json(capsys, "machines")
+    lacks = {m["slug"]: m["lacks"] for m in d["machines"]}
+    assert lacks["rtx-4090"] == [] and lacks["adreno-840"] == ["memory", "bandwidth", "compute"]
+    row = next(m for m in d["machines"] if m["slug"] == "rtx-4090")
+    assert row["memory_bytes"] == 24 * GIB and row["memory_unit"] == "GiB"
+    code, out, _ = run(capsys, "machines", "cix")
+    text = " ".join(out.split())
+    assert code == 0 and "? = not known" in text and "1 lack bandwidth" in text
+    assert "give --bandwidth" in text and "decimal GB" in text
+
+
+# -- cold load --------------------------------------------------------------------------------
+
+
+def test_cold_load_of_the_seed_laptop_takes_55_s(capsys):
+    argv = ["trace", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "1000", "--cold"]
+    d = run_json(capsys, *argv)
+    assert d["load_s"] == pytest.approx(55, abs=1.5)
+    assert not d["load_assumed"] and "measured" in d["load_from"]
+    code, out, err = run(capsys, *argv)
+    assert "no load rate" not in err and "measured cold load" in out
+
+
+def test_assumed_load_rate_is_said(capsys):
+    argv = ["trace", "qwen3-0.6b", "-m", "rtx-4090", "-p", "100", "--cold"]
+    d = run_json(capsys, *argv)
+    assert d["load_assumed"] and "assumed" in d["load_from"]
+    _, _, err = run(capsys, *argv)
+    assert "assuming 3 GB/s" in err
+
+
+# -- your own machines ------------------------------------------------------------------------
+
+
+def test_own_machine_file_without_source(capsys, tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("- {slug: my-box, name: My box, kind: gpu, backend: cuda, bandwidth_gbs: 500}\n")
+    d = run_json(capsys, "decode", "llama-3.1-8b", "-m", "my-box", "--machines-file", str(f))
+    assert d["machine"] == "my-box"
+
+
+def test_own_machine_type_error_comes_first(capsys, tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("- {slug: my-box, name: My box, bandwidth_gbs: fast}\n")
+    code, _, err = run(capsys, "machines", "--machines-file", str(f))
+    assert code == 2 and "'bandwidth_gbs'" in err and "'fast'" in err
