@@ -3,14 +3,23 @@
 
 The mutators are those of the test suite (tests/gguf/gguf_mutate.py): bit flips, truncation at
 field boundaries, huge length fields, unknown type ids, inflated counts, damaged dimensions and
-offsets, spliced fields. Invariant for every case: `read_header` returns a Header or raises a
-TokenwalkError (and `from_gguf_metadata` on a parsed header raises nothing else), in under 2 s.
+offsets, spliced fields, hostile strings (markup, escape sequences, C1 controls, bidi overrides,
+huge lengths) in string values, array items and tensor names. Invariant for every case:
+`read_header` returns a Header or raises a TokenwalkError (and `from_gguf_metadata` on a parsed
+header raises nothing else), in under 2 s.
+
+Every Nth case (`--render-every`, default 10) also runs through a command of the CLI
+(tests/gguf/hostile.py `render_check`: size, kv, decode, prefill, budget, trace, spec, tables on
+a colour terminal and --json) with one more hostile-strings mutation (of a fresh fixture when
+the reader refused the case); what the terminal would
+see must hold no markup turned live, no control character and no internal error, and a refusal
+must be one line.
 
 Each failure is saved as a reproducer (the input bytes) in a temp dir; rerun one with
 ``python -c "import io,sys; from tokenwalk.gguf.reader import read_header as r;
 d=open(sys.argv[1],'rb').read(); r(io.BytesIO(d), file_size=len(d))" FILE``.
 
-Usage: python benchmarks/fuzz.py --cases 100000 [--seed 0]
+Usage: python benchmarks/fuzz.py --cases 100000 [--seed 0] [--render-every 10]
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "gguf"))
 
-from gguf_mutate import check, corpus, mutate  # noqa: E402
+from gguf_mutate import check, corpus, fields, hostile_strings, mutate  # noqa: E402
+from hostile import RENDER_COMMANDS, render_check  # noqa: E402
 
 SLOW_S = 2.0
 
@@ -41,12 +51,19 @@ def main() -> int:
         default=500,
         help="measure tracemalloc peak on every Nth case (default 500)",
     )
+    ap.add_argument(
+        "--render-every",
+        type=int,
+        default=10,
+        help="run every Nth case through a CLI command and check its output (0: never)",
+    )
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
+    render_rng = random.Random(args.seed + 1)  # the reader's cases stay those of the seed
     seeds = corpus()
     out_dir: Path | None = None
-    failures = slow = parsed = 0
+    failures = slow = parsed = rendered = shown = 0
     slowest = (0.0, "")
     peak_trace = 0
     t0 = time.perf_counter()
@@ -65,6 +82,22 @@ def main() -> int:
             slowest = (out.elapsed_s, f"case {i} ({what})")
         bad = not out.ok or out.elapsed_s > SLOW_S
         slow += out.elapsed_s > SLOW_S
+        if not bad and args.render_every > 0 and i % args.render_every == 0:
+            # a case the reader refused shows only the error line: start again from a fixture
+            name, base, _fs = (what, data, None) if out.parsed else render_rng.choice(seeds)
+            try:
+                data = hostile_strings(render_rng, base, fields(base))
+            except Exception:  # noqa: BLE001 - a mutated layout may have no field map
+                data = base
+            what = what if out.parsed else f"{name}: hostile_strings"
+            command = RENDER_COMMANDS[(i // args.render_every) % len(RENDER_COMMANDS)]
+            what += f" -> tokenwalk {' '.join(command)}"
+            shown_out = render_check(data, command)
+            rendered += 1
+            shown += shown_out.code != 2
+            if not shown_out.ok or shown_out.elapsed_s > SLOW_S:
+                bad = True
+                out.error = shown_out.error or "too slow"
         if bad:
             failures += 1
             if out_dir is None:
@@ -85,6 +118,10 @@ def main() -> int:
     print(
         f"cases run: {args.cases:,} (seed {args.seed}) in {wall:.1f} s; "
         f"{parsed:,} parsed, {args.cases - parsed:,} refused with a TokenwalkError"
+    )
+    print(
+        f"rendered through the CLI: {rendered:,} cases, {shown:,} shown, "
+        f"{rendered - shown:,} refused on one line"
     )
     print(
         f"failures: {failures} ({slow} over {SLOW_S} s)"

@@ -12,9 +12,12 @@ maps the tensor data. Then it times:
   (b) tokenwalk's `read_header` in-process (best of 3);
   (c) `gguf.GGUFReader` on the same file (best of 3);
 
-and reports peak memory: the subprocess's max RSS and tracemalloc's in-process peak.
+and reports peak memory: the subprocess's max RSS and tracemalloc's in-process peak. It also
+checks (d) that reading a local file's header loads none of the modules only URLs need (urllib3,
+ssl, truststore, http.client), which would add to every command's start.
 
-Targets (issue tracker): (a) <= 0.5 s, (b) >= 20x faster than (c), peak memory < 150 MiB.
+Targets (issue tracker): (a) <= 0.5 s, (b) >= 20x faster than (c), peak memory < 150 MiB,
+(d) none loaded.
 
 Usage: python benchmarks/parse_speed.py [--keep PATH]
 """
@@ -204,6 +207,21 @@ def _read(path: Path) -> object:
         return read_header(fh, file_size=path.stat().st_size)
 
 
+_URL_ONLY_MODULES = ("urllib3", "ssl", "truststore", "http.client")
+
+
+def _url_modules_loaded(path: Path) -> list[str]:
+    """The URL-only modules a fresh interpreter has loaded after reading `path`'s header."""
+    code = (
+        "import sys; from tokenwalk.sources import load_headers; load_headers(sys.argv[1]); "
+        f"print(' '.join(m for m in {_URL_ONLY_MODULES!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    return out.stdout.split()
+
+
 def _cli() -> list[str] | None:
     exe = Path(sys.executable).parent / "tokenwalk"
     if exe.exists():
@@ -259,6 +277,8 @@ def main() -> None:
         bare_s = _best(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
         cli_rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
+        url_modules = _url_modules_loaded(path)
+
         ours_s = _best(lambda: _read(path))
         tracemalloc.start()
         _read(path)
@@ -281,6 +301,10 @@ def main() -> None:
     print(f"(b) read_header in-process: {ours_s:.3f} s; tracemalloc peak {ours_peak_mib:.1f} MiB")
     print(
         f"(c) gguf.GGUFReader:        {theirs_s:.3f} s; tracemalloc peak {theirs_peak_mib:.1f} MiB"
+    )
+    print(
+        "(d) URL-only modules loaded by a local header read: "
+        f"{' '.join(url_modules) or 'none'} (target none: {'MISSED' if url_modules else 'ok'})"
     )
     ratio = theirs_s / ours_s
     print(

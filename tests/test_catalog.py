@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +21,18 @@ from tokenwalk.catalog import (
 from tokenwalk.errors import SpecError, UnknownNameError
 
 REPO = Path(__file__).resolve().parents[1]
-BENCHMARKS_CSV = REPO.parent / "shared" / "data" / "benchmarks-train.csv"
+# shared/ sits beside the checkout (main, CI) or beside the folder of worktrees
+BENCHMARKS_CSV = next(
+    (
+        p
+        for p in (
+            REPO.parent / "shared" / "data" / "benchmarks-train.csv",
+            REPO.parent.parent / "shared" / "data" / "benchmarks-train.csv",
+        )
+        if p.is_file()
+    ),
+    REPO.parent / "shared" / "data" / "benchmarks-train.csv",
+)
 
 
 def test_counts() -> None:
@@ -33,6 +46,66 @@ def test_every_reference_row_is_a_benchmark() -> None:
     with BENCHMARKS_CSV.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(load_benchmarks()) == len(rows)
+
+
+@pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
+def test_rows_keep_the_reference_values() -> None:
+    """Row i of the YAML is row i of the reference CSV: same device, test, quant and speed."""
+    with BENCHMARKS_CSV.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for i, (b, r) in enumerate(zip(load_benchmarks(), rows, strict=True), 1):
+        assert (b.device, b.test, b.quant) == (r["device"], r["test"], r["quant"]), i
+        # "seed" names the seed article, which the YAML cites by file
+        assert b.source == r["source"] or b.source.startswith(r["source"] + " article"), i
+        assert b.tok_s == float(r["tok_s"]), i
+        assert b.backend == r["backend"].lower(), i
+        if r["model_file_gb"].replace(".", "", 1).isdigit():
+            assert b.model_file_gb == float(r["model_file_gb"]), i
+
+
+_LABEL = re.compile(r"^(pp|tg)(\d+)")
+
+
+def test_benchmark_fields_agree_with_the_test_label() -> None:
+    """`@ dN` is the depth, `-ub N` the micro-batch, ppN / tgN the tokens, `(... KV)` the cache."""
+    for b in load_benchmarks():
+        where = f"{b.machine} {b.model} {b.test}"
+        m = _LABEL.match(b.test)
+        if m:
+            assert b.n_tokens == int(m.group(2)), where
+        depth = re.search(r"@ d(\d+)", b.test)
+        assert b.depth == (int(depth.group(1)) if depth else 0), where
+        ub = re.search(r"-ub (\d+)", b.test)
+        if ub:
+            assert b.ubatch == int(ub.group(1)), where
+        kv = re.search(r"(q\d_\w+|f16) KV\)", b.test)
+        if kv:
+            assert b.kv_type == kv.group(1), where
+        if b.standard:
+            assert re.fullmatch(r"(pp|tg)\d+", b.test), where
+            assert b.engine == "llama.cpp" and b.depth == 0, where
+
+
+def test_benchmark_fields_of_known_rows() -> None:
+    rows = {(b.machine, b.model, b.quant, b.test): b for b in load_benchmarks()}
+    deep = rows[("rx-7900-xtx", "lfm2-8b-a1b", "Q4_K_M", "pp2048 @ d4096")]
+    assert (deep.n_tokens, deep.depth, deep.ubatch, deep.standard) == (2048, 4096, 512, False)
+    ub = rows[("rtx-4090", "gpt-oss-20b", "MXFP4", "pp4096 (-ub 2048)")]
+    assert (ub.n_tokens, ub.depth, ub.ubatch, ub.standard) == (4096, 0, 2048, False)
+    kv = rows[("radeon-pro-w7800", "qwen3-30b-a3b", "Q4_K_M", "pp512")]
+    assert (kv.kv_type, kv.kv_type_v, kv.flash_attn, kv.standard) == ("q8_0", "f16", True, False)
+    long = rows[("arc-pro-b70", "qwen3.5-27b", "Q4_K_M", "pp65536 (q8_0 KV)")]
+    assert (long.n_tokens, long.kv_type, long.standard) == (65536, "q8_0", False)
+    plain = rows[("arc-pro-b70", "qwen3.5-27b", "Q4_K_M", "pp32768")]
+    assert (plain.n_tokens, plain.kv_type, plain.flash_attn, plain.standard) == (
+        32768,
+        "f16",
+        True,
+        True,
+    )
+    fa_off = rows[("rx-7900-xt", "qwen3.6-35b-a3b", "UD-Q2_K_XL", "pp8192")]
+    assert fa_off.flash_attn is False and fa_off.standard
+    assert rows[("ryzen-9-5950x", "mixtral-8x22b", "Q6_K", "pp512")].engine == "llamafile"
 
 
 def test_every_entry_has_a_source() -> None:
@@ -215,3 +288,59 @@ def test_duplicate_names(data_dir: Path) -> None:
     )
     with pytest.raises(SpecError, match="already used by 'a'"):
         load_models()
+
+
+@pytest.fixture
+def bench_dir(data_dir: Path) -> Iterator[Path]:
+    """`data_dir` with the shipped models and machines, for a benchmarks file of a test's own."""
+    for name in ("models.yaml", "machines.yaml"):
+        shutil.copy(REPO / "data" / name, data_dir / name)
+    catalog._catalogue_machines.cache_clear()
+    load_benchmarks.cache_clear()
+    yield data_dir
+    catalog._catalogue_machines.cache_clear()
+    load_benchmarks.cache_clear()
+
+
+_ROW = (
+    "- {source: s, machine: rtx-4090, device: NVIDIA RTX 4090, backend: cuda,\n"
+    "   model: llama-3.1-8b, quant: Q4_K_M, test: 'pp512 @ d4096', phase: prefill,\n"
+    "   n_tokens: 512, tok_s: 1000.0, %s}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        "depth: 4096, standard: true",
+        "ubatch: 2048, standard: true",
+        "kv_type: q8_0, standard: true",
+        "kv_type_v: q8_0, standard: true",
+        "engine: llamafile, standard: true",
+    ],
+)
+def test_standard_rows_are_plain(bench_dir: Path, fields: str) -> None:
+    _write(bench_dir, _ROW % fields, "benchmarks.yaml")
+    with pytest.raises(SpecError, match=r"benchmarks\.yaml: entry 1: .*standard is for plain") as e:
+        load_benchmarks()
+    assert "\n" not in str(e.value)
+
+
+def test_depth_and_ubatch_are_read(bench_dir: Path) -> None:
+    _write(bench_dir, _ROW % "depth: 4096, ubatch: 1024, standard: false", "benchmarks.yaml")
+    (b,) = load_benchmarks()
+    assert (b.depth, b.ubatch, b.kv_type, b.flash_attn) == (4096, 1024, None, None)
+    _write(bench_dir, _ROW % "depth: -1, standard: false", "benchmarks.yaml")
+    load_benchmarks.cache_clear()
+    with pytest.raises(SpecError, match="key 'depth'"):
+        load_benchmarks()
+
+
+def test_kv_types_are_ggml_type_names(bench_dir: Path) -> None:
+    _write(bench_dir, _ROW % "kv_type: q8_0, kv_type_v: f16, standard: false", "benchmarks.yaml")
+    (b,) = load_benchmarks()
+    assert (b.kv_type, b.kv_type_v) == ("q8_0", "f16")
+    _write(bench_dir, _ROW % "kv_type: q8_0/f16, standard: false", "benchmarks.yaml")
+    load_benchmarks.cache_clear()
+    with pytest.raises(SpecError, match="kv_type 'q8_0/f16' is not a ggml type name"):
+        load_benchmarks()

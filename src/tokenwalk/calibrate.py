@@ -110,9 +110,12 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 # -- observations -----------------------------------------------------------------------------
 
 
-def _pass(model: Model, n: int, ctx: int, **kw: Any) -> tuple[float, float, float, int]:
+def _pass(
+    model: Model, n: int, ctx: int, **kw: Any
+) -> tuple[float, float, float, float, float, int]:
     w = pass_work(model, n, ctx, **kw)
-    return (w.bytes, matrix_flops(w), w.row_flops, w.n_layers)
+    experts = 0.0 if w.matvec else w.expert_flops
+    return (w.bytes, matrix_flops(w), w.row_flops, experts, w.expert_row_flops, w.n_layers)
 
 
 def observation(
@@ -137,7 +140,7 @@ def observation(
     (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        passes: tuple[tuple[float, float, float, int], ...] = (
+        passes: tuple[tuple[float, float, float, float, float, int], ...] = (
             _pass(model, 1, ctx, kv_type=kv_type),
         )
         tokens = 1.0
@@ -238,7 +241,7 @@ def benchmark_observations() -> tuple[list[Observation], list[str]]:
 # - "rows": the matrix term grows with rows_half x R, groups at every level;
 # - "previous": no row term, groups by kind/backend only (the first timing model).
 VARIANTS = ("rows", "previous")
-_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 1.0) for k in PRIOR_SIGMA}
+_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 1.0, 1.0) for k in PRIOR_SIGMA}
 
 
 def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[str, ...]]:
@@ -247,7 +250,9 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
         return design, PRIOR_SIGMA, LEVELS
     if variant == "previous":
         old = Design(design.obs)
-        old.rowc = np.zeros_like(old.rowc)
+        old.comp = old.comp + old.comp_x
+        for a in ("rowc", "rowc_x", "comp_x"):
+            setattr(old, a, np.zeros_like(getattr(old, a)))
         return old, _PREVIOUS_SIGMA, ("kind/backend", "machine")
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
@@ -269,8 +274,10 @@ def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
 def naive_predictions(design: Design) -> np.ndarray:
     """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
     d = Design(design.obs)
-    d.rowc = np.zeros_like(d.rowc)
-    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0]))
+    d.comp = d.comp + d.comp_x
+    for a in ("rowc", "rowc_x", "comp_x"):
+        setattr(d, a, np.zeros_like(getattr(d, a)))
+    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0, 0.0]))
 
 
 class ErrorStats(BaseModel):
@@ -320,6 +327,7 @@ def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | in
         "eff_compute": round(p.eff_compute, 4),
         "overhead_s": float(f"{p.overhead_s:.3g}"),
         "rows_half": float(f"{p.rows_half:.3g}"),
+        "eff_experts": round(p.eff_experts, 4),
     }
     if rows is not None:
         d["rows"] = rows
@@ -565,7 +573,7 @@ def calibrate_machine(
         raise InputError(f"machine '{machine.slug}' has no FP16 rate; give --tflops to fit prefill")
     design = Design(obs)
     f = machine.fit
-    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s, f.rows_half or 16.0).to_x()
+    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s, f.rows_half or 16.0, f.eff_experts).to_x()
     x = fit_offset(design, prior)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)

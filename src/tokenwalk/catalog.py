@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
+from gguf.constants import GGMLQuantizationType
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 
 from tokenwalk.errors import SpecError, UnknownNameError
@@ -179,8 +180,9 @@ class BenchmarkEntry(_Entry):
       of a label); 0 for an empty context;
     - `ubatch`: the micro-batch (llama-bench `-ub N`) where the label or notes state it; None
       means llama.cpp's default of 512 tokens;
-    - `kv_type`: the KV cache type where stated (`q8_0`; `K/V` as in `q8_0/f16` when the two
-      differ); None: not stated (llama.cpp's default is f16);
+    - `kv_type`: the KV cache type where stated, a ggml type name (`q8_0`; llama-bench `-ctk`);
+      `kv_type_v` the V cache type where it differs (`-ctv`); None: not stated (llama.cpp's
+      default is f16);
     - `flash_attn`: whether flash attention was on (`-fa 1` / `-fa 0`), None when not stated;
     - `standard`: a plain llama-bench ppN / tgN run: llama.cpp, empty context, the default
       micro-batch and an f16 (or unstated) KV cache.
@@ -200,17 +202,23 @@ class BenchmarkEntry(_Entry):
     depth: int = Field(default=0, ge=0)
     ubatch: int | None = Field(default=None, gt=0)
     kv_type: str | None = Field(default=None, min_length=1)
+    kv_type_v: str | None = Field(default=None, min_length=1)
     flash_attn: bool | None = None
     standard: bool
     tok_s: PositiveFloat
 
     @model_validator(mode="after")
-    def _standard_is_plain(self) -> BenchmarkEntry:
+    def _consistent(self) -> BenchmarkEntry:
+        for key in ("kv_type", "kv_type_v"):
+            name = getattr(self, key)
+            if name is not None and name.upper() not in GGMLQuantizationType.__members__:
+                raise ValueError(f"{key} '{name}' is not a ggml type name (f16, q8_0, q4_0, ...)")
         if self.standard and (
             self.n_tokens is None
             or self.depth
             or self.ubatch not in (None, _DEFAULT_UBATCH)
             or self.kv_type not in (None, "f16")
+            or self.kv_type_v not in (None, "f16")
             or self.engine != "llama.cpp"
         ):
             raise ValueError(

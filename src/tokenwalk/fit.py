@@ -1,11 +1,12 @@
 """Fitting the timing model's efficiencies to measured speeds.
 
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
-row FLOPs R = sum F_i / rows_i, and layers L of each, from `tokenwalk.costs.timing.pass_work`).
-For parameters x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half) the prediction is
+row FLOPs R = sum F_i / rows_i, their routed-expert shares F_x and R_x, and layers L of each,
+from `tokenwalk.costs.timing.pass_work`). For parameters
+x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half, ln eff_experts) the prediction is
 
-    tok/s = tokens / sum over passes of
-            [max(B / (BW e_bw), (F + rows_half x R) / (FLOPS e_c)) + L x overhead]
+    tok/s = tokens / sum over passes of [max(B / (BW e_bw), C) + L x overhead]
+    C = [F - F_x + h (R - R_x) + (F_x + h R_x) / e_x] / (FLOPS e_c),   h = rows_half
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
@@ -47,25 +48,27 @@ __all__ = [
     "fit_offset",
 ]
 
-PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
+PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half", "eff_experts")
 LEVELS = ("vendor", "backend", "kind", "kind/backend", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
-# rows_half): chosen by leave-one-device-out cross-validation (benchmarks/accuracy.py).
-PRIOR_SIGMA: dict[str, tuple[float, float, float, float]] = {
-    "global": (3.0, 3.0, 3.0, 3.0),
-    "vendor": (0.3, 1.0, 1.0, 1.0),
-    "backend": (0.3, 1.0, 1.0, 1.0),
-    "kind": (0.3, 1.0, 1.0, 1.0),
-    "kind/backend": (0.3, 0.7, 0.7, 0.7),
-    "machine": (0.5, 0.7, 1.0, 0.7),
+# rows_half, eff_experts): chosen by leave-one-device-out cross-validation
+# (benchmarks/accuracy.py).
+PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
+    "global": (3.0, 3.0, 3.0, 3.0, 3.0),
+    "vendor": (0.3, 1.0, 1.0, 1.0, 1.0),
+    "backend": (0.3, 1.0, 1.0, 1.0, 1.0),
+    "kind": (0.3, 1.0, 1.0, 1.0, 1.0),
+    "kind/backend": (0.3, 0.7, 0.7, 0.7, 0.7),
+    "machine": (0.5, 0.7, 1.0, 0.7, 0.7),
 }
 GROUP_MIN_MACHINES = 2
 # Bounds, in natural units: efficiencies in [1%, 100%], overhead in [10 ns, 20 ms] per layer,
-# rows_half in [0.5, 4096] rows.
-_LO = np.log([0.01, 0.002, 1e-8, 0.5])
-_HI = np.log([1.0, 1.0, 2e-2, 4096.0])
-START = np.log([0.7, 0.5, 3e-5, 16.0])
+# rows_half in [0.5, 4096] rows, the experts' efficiency relative to dense products in
+# [1/50, 4].
+_LO = np.log([0.01, 0.002, 1e-8, 0.5, 0.02])
+_HI = np.log([1.0, 1.0, 2e-2, 4096.0, 4.0])
+START = np.log([0.7, 0.5, 3e-5, 16.0, 1.0])
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class Observation:
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    passes: tuple[tuple[float, float, float, int], ...]  # (bytes, flops, row_flops, layers)
+    # (bytes, flops, row_flops, expert_flops, expert_row_flops, layers) of each pass
+    passes: tuple[tuple[float, float, float, float, float, int], ...]
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)
@@ -90,6 +94,7 @@ class Params:
     eff_compute: float
     overhead_s: float
     rows_half: float
+    eff_experts: float = 1.0
 
     @classmethod
     def from_x(cls, x: np.ndarray) -> Params:
@@ -98,7 +103,13 @@ class Params:
 
     def to_x(self) -> np.ndarray:
         return np.log(
-            [self.eff_bw, self.eff_compute, max(self.overhead_s, 1e-8), max(self.rows_half, 0.5)]
+            [
+                self.eff_bw,
+                self.eff_compute,
+                max(self.overhead_s, 1e-8),
+                max(self.rows_half, 0.5),
+                self.eff_experts,
+            ]
         )
 
 
@@ -109,18 +120,20 @@ class Design:
         self.obs = list(observations)
         rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, rf, nl in o.passes:
+            for by, fp, rf, fx, rx, nl in o.passes:
                 rows.append(i)
                 fl = o.tflops * 1e12
                 # an unknown compute rate (0) leaves the compute term out (decode rows only)
-                comp, rowc = (fp / fl, rf / fl) if fl else (0.0, 0.0)
-                cols.append((by / (o.bandwidth_gbs * 1e9), comp, rowc, nl))
+                c = [v / fl for v in (fp - fx, rf - rx, fx, rx)] if fl else [0.0] * 4
+                cols.append((by / (o.bandwidth_gbs * 1e9), *c, nl))
         self.row = np.array(rows, dtype=np.int64)
-        arr = np.array(cols, dtype=float).reshape(-1, 4)
+        arr = np.array(cols, dtype=float).reshape(-1, 6)
         self.mem = arr[:, 0]  # seconds at 100% bandwidth
-        self.comp = arr[:, 1]  # seconds at 100% of the FP16 rate
-        self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the FP16 rate
-        self.layers = arr[:, 3]
+        self.comp = arr[:, 1]  # dense products: seconds at 100% of the FP16 rate
+        self.rowc = arr[:, 2]  # dense products: seconds per row of rows_half, same rate
+        self.comp_x = arr[:, 3]  # routed experts, likewise
+        self.rowc_x = arr[:, 4]
+        self.layers = arr[:, 5]
         self.tokens = np.array([o.tokens for o in self.obs], dtype=float)
         self.measured = np.array([o.measured_tok_s for o in self.obs], dtype=float)
         self.n = len(self.obs)
@@ -133,7 +146,8 @@ class Design:
         x = np.clip(x_rows, _LO, _HI)[self.row]
         e = np.exp(x)
         mem = self.mem / e[:, 0]
-        comp = (self.comp + e[:, 3] * self.rowc) / e[:, 1]
+        experts = (self.comp_x + e[:, 3] * self.rowc_x) / e[:, 4]
+        comp = (self.comp + e[:, 3] * self.rowc + experts) / e[:, 1]
         over = self.layers * e[:, 2]
         t = np.maximum(mem, comp) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
@@ -159,7 +173,10 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     d[:, 0] = np.where(comp_binds, 0.0, -mem)
     d[:, 1] = np.where(comp_binds, -comp, 0.0)
     d[:, 2] = over
-    d[:, 3] = np.where(comp_binds, e[:, 3] * design.rowc / e[:, 1], 0.0)
+    rows = e[:, 3] * (design.rowc + design.rowc_x / e[:, 4]) / e[:, 1]
+    d[:, 3] = np.where(comp_binds, rows, 0.0)
+    experts = (design.comp_x + e[:, 3] * design.rowc_x) / (e[:, 4] * e[:, 1])
+    d[:, 4] = np.where(comp_binds, -experts, 0.0)
     d *= inside
     dt = np.zeros((design.n, len(PARAMS)))
     for k in range(len(PARAMS)):
@@ -354,6 +371,8 @@ class _Subset(Design):
         self.mem = design.mem[keep]
         self.comp = design.comp[keep]
         self.rowc = design.rowc[keep]
+        self.comp_x = design.comp_x[keep]
+        self.rowc_x = design.rowc_x[keep]
         self.layers = design.layers[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]

@@ -62,6 +62,7 @@ class Efficiency(BaseModel):
     eff_compute: float  # share of the dense FP16 rate a large matrix product reaches (0..1)
     overhead_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
     rows_half: float = 0.0  # rows at which a matrix product reaches half of eff_compute
+    eff_experts: float = 1.0  # routed-expert products' efficiency relative to dense ones
     source: str = "default"
 
 
@@ -161,7 +162,7 @@ class TimingDefaults(BaseModel):
     machines: dict[str, Efficiency] = {}
 
 
-_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
+_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_s", "rows_half", "eff_experts")
 
 
 def _efficiency(raw: Any, source: str) -> Efficiency:
@@ -175,6 +176,7 @@ def _efficiency(raw: Any, source: str) -> Efficiency:
             eff_compute=float(raw["eff_compute"]),
             overhead_s=float(raw["overhead_s"]),
             rows_half=float(raw.get("rows_half", 0.0)),
+            eff_experts=float(raw.get("eff_experts", 1.0)),
             source=str(raw.get("source", source)),
         )
     except (KeyError, TypeError, ValueError) as exc:

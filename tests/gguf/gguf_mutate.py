@@ -3,9 +3,11 @@ benchmarks/fuzz.py.
 
 `fields(data)` maps a valid header to its fields (counts, lengths, type ids, dimensions, offsets);
 each mutator picks fields by kind and damages them the way a hostile or broken file would: bit
-flips, truncation at field boundaries, huge lengths, unknown type ids, inflated counts. `check`
-runs the reader (and `from_gguf_metadata` on what parses) and states the invariant: a `Header`
-or a `TokenwalkError`, nothing else.
+flips, truncation at field boundaries, huge lengths, unknown type ids, inflated counts, and
+strings replaced by hostile text (markup, escape sequences, C1 controls, bidi overrides, huge
+lengths). `check` runs the reader (and `from_gguf_metadata` on what parses) and states the
+invariant: a `Header` or a `TokenwalkError`, nothing else. `hostile.render_check` runs a case
+through a command and checks what a terminal would show.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Field:
     kind: str  # version, count, len, vtype, ndims, dim, ttype, toff, value
     offset: int
     size: int
+    of: str = ""  # for a string's len: key, value, item (of a string array) or tensor (name)
 
 
 def fields(data: bytes) -> list[Field]:
@@ -64,18 +67,18 @@ def fields(data: bytes) -> list[Field]:
         pos += 4
         return struct.unpack_from("<I", data, pos - 4)[0]
 
-    def string() -> None:
+    def string(of: str) -> None:
         nonlocal pos
         n = struct.unpack_from("<Q", data, pos)[0]
-        out.append(Field("len", pos, 8))
+        out.append(Field("len", pos, 8, of))
         pos += 8 + n
 
     for _ in range(n_kv):
-        string()
+        string("key")
         out.append(Field("vtype", pos, 4))
         vt = u32()
         if vt == _STRING:
-            string()
+            string("value")
         elif vt == _ARRAY:
             out.append(Field("vtype", pos, 4))
             it = u32()
@@ -84,14 +87,14 @@ def fields(data: bytes) -> list[Field]:
             pos += 8
             for _ in range(count):
                 if it == _STRING:
-                    string()
+                    string("item")
                 else:
                     pos += _FIXED[it]
         else:
             out.append(Field("value", pos, _FIXED[vt]))
             pos += _FIXED[vt]
     for _ in range(n_tensors):
-        string()
+        string("tensor")
         out.append(Field("ndims", pos, 4))
         nd = u32()
         for _ in range(nd):
@@ -211,6 +214,41 @@ def splice(rng: random.Random, data: bytes, fs: list[Field]) -> bytes:
     )
 
 
+def _string_at(data: bytes, f: Field) -> bytes:
+    n = struct.unpack_from("<Q", data, f.offset)[0]
+    return data[f.offset + 8 : f.offset + 8 + n]
+
+
+def hostile_strings(rng: random.Random, data: bytes, fs: list[Field]) -> bytes:
+    """Put hostile text (`hostile.hostile_string`) into string values, string array items and
+    tensor names: all of them or a few. general.architecture keeps its value in most cases, so
+    that most cases get as far as the views."""
+    from hostile import hostile_string
+
+    spans = [f for f in fs if f.kind == "len" and f.of in ("value", "item", "tensor")]
+    if not spans:
+        return data
+    keys = {}
+    for i, f in enumerate(fs):  # a value's len comes two fields after its key's len
+        if f.of == "value" and i >= 2 and fs[i - 2].of == "key":
+            keys[f.offset] = _string_at(data, fs[i - 2])
+    everything = rng.random() < 0.5
+    chosen = []
+    for f in spans:
+        if keys.get(f.offset) == b"general.architecture" and rng.random() < 0.8:
+            continue
+        if f.of == "tensor" and rng.random() < (0.9 if everything else 0.98):
+            continue  # renamed tensors lose their role; keep most of them
+        if everything or rng.random() < 0.2:
+            chosen.append(f)
+    out = data
+    for f in sorted(chosen, key=lambda f: f.offset, reverse=True):
+        n = struct.unpack_from("<Q", out, f.offset)[0]
+        text = hostile_string(rng, short=f.of == "tensor")
+        out = out[: f.offset] + struct.pack("<Q", len(text)) + text + out[f.offset + 8 + n :]
+    return out
+
+
 MUTATORS: dict[str, Callable[[random.Random, bytes, list[Field]], bytes]] = {
     "bit_flip": bit_flip,
     "field_bit_flip": field_bit_flip,
@@ -220,6 +258,7 @@ MUTATORS: dict[str, Callable[[random.Random, bytes, list[Field]], bytes]] = {
     "counts": counts,
     "dims_offsets": dims_offsets,
     "splice": splice,
+    "hostile_strings": hostile_strings,
 }
 
 

@@ -1,5 +1,6 @@
 """Fuzzing the GGUF reader: every input yields a Header or a TokenwalkError, quickly and in
-bounded memory. Deterministic (fixed seeds, derandomized hypothesis) so CI failures reproduce;
+bounded memory; hostile strings in every string field reach the screen as inert text.
+Deterministic (fixed seeds, derandomized hypothesis) so CI failures reproduce;
 `benchmarks/fuzz.py --cases N` runs the same mutators for longer."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import tracemalloc
 import pytest
 from gguf.constants import GGUFValueType as VT
 from gguf_bytes import GGUF, array, kv, scalar, string, tensor
-from gguf_mutate import MUTATORS, check, corpus, fields, mutate
+from gguf_mutate import MUTATORS, check, corpus, fields, hostile_strings, mutate
+from hostile import RENDER_COMMANDS, render_check
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +59,26 @@ def test_mixed_mutations(seeded: list) -> None:
         parsed += out.parsed
         refused += not out.parsed
     assert parsed > 50 and refused > 500  # the mutators reach both outcomes
+
+
+def test_hostile_strings_render_safely(seeded: list) -> None:
+    """Hostile text in string values, array items and tensor names, sometimes with a second
+    mutation, through the commands that show a model: the terminal sees no markup and no
+    control character, and refusals are one line."""
+    rng = random.Random(9)
+    shown = refused = 0
+    for i in range(400):
+        name, data, fs = seeded[i % len(seeded)]
+        case = hostile_strings(rng, data, fs)
+        if i % 5 == 4:
+            case = MUTATORS[rng.choice(sorted(MUTATORS))](rng, case, fields(data))
+        command = RENDER_COMMANDS[i // len(seeded) % len(RENDER_COMMANDS)]
+        out = render_check(case, command)
+        assert out.ok, f"{name} case {i} ({' '.join(command)}): {out.error}"
+        assert out.elapsed_s < SLOW_S
+        shown += out.code != 2
+        refused += out.code == 2
+    assert shown > 200 and refused > 20  # both the views and the error line are exercised
 
 
 def test_memory_stays_bounded(seeded: list) -> None:

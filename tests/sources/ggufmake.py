@@ -18,12 +18,14 @@ def write_header_only(
     path: Path,
     *,
     n_tokens: int = 1000,
+    n_merges: int = 0,
     huge_rows: int = 0,
     split: tuple[int, int] | None = None,
     sparse_size: bool = True,
 ) -> tuple[int, int]:
     """Write a GGUF header (a qwen2-like model with `n_tokens` tokens) and no tensor data.
 
+    `n_merges` adds a tokenizer.ggml.merges array of that many "a b" pairs of token strings.
     `huge_rows` adds an embedding of 4096 x huge_rows Q8_0 to make the announced data large.
     `split` = (index, count) writes llama.cpp's split.no / split.count keys.
     With `sparse_size` the file is extended (sparse) to its full announced size.
@@ -42,6 +44,8 @@ def write_header_only(
     w.add_tokenizer_model("gpt2")
     w.add_token_list([f"tok_{i:08d}_abcdefgh" for i in range(n_tokens)])
     w.add_token_types([1] * n_tokens)
+    if n_merges:
+        w.add_token_merges([f"t{i % 9973:x} t{i:x}" for i in range(n_merges)])
     q8 = GGMLQuantizationType.Q8_0
     block, size = GGML_QUANT_SIZES[q8]
     shapes = [("blk.0.attn_q.weight", (4096, 4096))]

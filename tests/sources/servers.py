@@ -2,19 +2,27 @@
 
 A `Site` serves files from a dict of path -> local file (or bytes), honouring ``Range`` unless
 told otherwise, and records every request (path, Range, Authorization, bytes sent) so tests can
-check what was asked and what went over the wire.
+check what was asked and what went over the wire; given a TLS context it serves https.
+A `ForwardProxy` is a corporate-style HTTP proxy on 127.0.0.1 (absolute-form GET for http URLs,
+CONNECT tunnels for https ones) that relays only to 127.0.0.1 / localhost and records what it
+relayed.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import select
+import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tokenwalk.sources import HttpOptions
 
@@ -51,7 +59,11 @@ class Site:
     """A ThreadingHTTPServer in a thread; `url(path)` gives the address of a served path."""
 
     def __init__(
-        self, files: dict[str, Path | bytes] | None = None, host: str = "127.0.0.1", port: int = 0
+        self,
+        files: dict[str, Path | bytes] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
     ):
         self.files = dict(files or {})
         self.behaviour = Behaviour()
@@ -72,13 +84,18 @@ class Site:
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.server.handle_error = lambda *a: None  # a client hanging up is what we test
+        if tls is not None:  # the handshake happens in the handler's thread, on first read
+            self.server.socket = tls.wrap_socket(
+                self.server.socket, server_side=True, do_handshake_on_connect=False
+            )
+        self.scheme = "https" if tls is not None else "http"
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property
     def base(self) -> str:
-        return f"http://{self.host_name}:{self.port}"
+        return f"{self.scheme}://{self.host_name}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -89,6 +106,20 @@ class Site:
 
     def file_requests(self) -> list[Seen]:
         return [s for s in self.seen if s.path in self.files]
+
+    def asked_bytes(self) -> int:
+        """Bytes of the ranges asked for (a range without an end counts as the whole file)."""
+        total = 0
+        for s in self.file_requests():
+            m = _RANGE.fullmatch(s.range or "")
+            src = self.files[s.path]
+            size = len(src) if isinstance(src, bytes) else Path(src).stat().st_size
+            if m is None:
+                total += size
+            else:
+                end = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
+                total += max(0, end + 1 - int(m.group(1)))
+        return total
 
     # -- serving ----------------------------------------------------------------------------
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
@@ -179,3 +210,129 @@ class Site:
             h.wfile.write(body)
         except OSError:
             h.close_connection = True
+
+
+@dataclass
+class Relayed:
+    method: str
+    target: str  # the absolute URL of a GET, host:port of a CONNECT
+    range: str | None = None
+    proxy_auth: str | None = None
+
+
+class ForwardProxy:
+    """An HTTP forward proxy on 127.0.0.1 that relays to 127.0.0.1 / localhost only."""
+
+    allowed_hosts = ("127.0.0.1", "localhost")
+
+    def __init__(self, port: int = 0) -> None:
+        self.relayed: list[Relayed] = []
+        self.require_auth: str | None = None  # a Proxy-Authorization value; others get 407
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                proxy._get(self)
+
+            def do_CONNECT(self) -> None:  # noqa: N802
+                proxy._connect(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *a: None
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _refuse(self, h: BaseHTTPRequestHandler) -> None:
+        h.send_response(403)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def _unauthorized(self, h: BaseHTTPRequestHandler) -> bool:
+        if self.require_auth is None or h.headers.get("Proxy-Authorization") == self.require_auth:
+            return False
+        h.send_response(407)
+        h.send_header("Proxy-Authenticate", 'Basic realm="corp"')
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+        return True
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(h.path)
+        self.relayed.append(
+            Relayed("GET", h.path, h.headers.get("Range"), h.headers.get("Proxy-Authorization"))
+        )
+        if parts.scheme != "http" or parts.hostname not in self.allowed_hosts:
+            self._refuse(h)
+            return
+        if self._unauthorized(h):
+            return
+        hop = {"connection", "proxy-connection", "proxy-authorization", "keep-alive", "host"}
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in hop}
+        upstream = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
+        try:
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            upstream.request("GET", path, headers=headers)
+            resp = upstream.getresponse()
+            h.send_response(resp.status, resp.reason)
+            for k, v in resp.getheaders():
+                if k.lower() not in hop:
+                    h.send_header(k, v)
+            h.end_headers()
+            while chunk := resp.read(1 << 16):
+                h.wfile.write(chunk)
+        except OSError:
+            h.close_connection = True
+        finally:
+            upstream.close()
+
+    def _connect(self, h: BaseHTTPRequestHandler) -> None:
+        host, _, port = h.path.rpartition(":")
+        self.relayed.append(
+            Relayed("CONNECT", h.path, proxy_auth=h.headers.get("Proxy-Authorization"))
+        )
+        h.close_connection = True
+        if host not in self.allowed_hosts:
+            self._refuse(h)
+            return
+        if self._unauthorized(h):
+            return
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=5)
+        except OSError:
+            h.send_response(502)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        h.send_response(200, "Connection established")
+        h.end_headers()
+        h.wfile.flush()
+        client = h.connection
+        try:
+            while True:
+                ready, _, _ = select.select([client, upstream], [], [], 5)
+                if not ready:
+                    return
+                for sock in ready:
+                    data = sock.recv(1 << 16)
+                    if not data:
+                        return
+                    (upstream if sock is client else client).sendall(data)
+        except OSError:
+            return
+        finally:
+            upstream.close()

@@ -157,3 +157,53 @@ def test_progress_bar_is_quiet_when_stderr_is_not_a_terminal(capsys):
     p.update(123)
     p.finish()
     assert not p.enabled and capsys.readouterr().err == ""
+
+
+def test_ranges_are_sized_from_the_header_itself(site, qwen_sized_model):
+    """An 11 MB header (a 248k-token vocabulary) costs at most 2 MiB more than itself.
+
+    Growing ranges (2 + 4 + 8 MiB) asked for 14 MiB; the ranges are now cut at the header's
+    least possible end plus a 1.5 MiB slack, so neither the ranges asked for nor the bytes the
+    server sent reach 2 MiB past the header.
+    """
+    path, header_bytes, size = qwen_sized_model
+    assert 10_000_000 < header_bytes < 12_000_000
+    s = site({"/q.gguf": path})
+    r = load_headers(s.url("/q.gguf"), http_options=FAST, progress=False)
+    assert r.headers[0].data_offset == header_bytes
+    assert s.asked_bytes() <= header_bytes + 2 * MiB
+    assert sum(x.sent for x in s.seen) <= header_bytes + 2 * MiB
+    assert r.fetched_bytes <= header_bytes + 2 * MiB
+    assert r.requests == len(s.seen) <= 6
+    assert all(x.status == 206 and x.start < header_bytes for x in s.seen)
+    assert max(_range_ends(s)) <= header_bytes + 2 * MiB
+
+
+def test_reading_a_local_header_loads_no_http_client(small_model):
+    """The header read of a local file does not import urllib3, ssl or http.client."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tokenwalk.sources import load_headers; "
+        f"load_headers({str(small_model[0])!r}); "
+        "print(sorted(m for m in ('urllib3', 'ssl', 'http.client', 'truststore') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _range_ends(site) -> list[int]:
+    return [int(x.range.rsplit("-", 1)[1]) + 1 for x in site.seen]
+
+
+def test_resumed_ranges_are_sized_from_the_header_too(site, qwen_sized_model):
+    path, header_bytes, _ = qwen_sized_model
+    s = site({"/q.gguf": path})
+    s.behaviour.drop_after = 1_000_000
+    s.behaviour.drop_times = 2
+    r = load_headers(s.url("/q.gguf"), http_options=FAST, progress=False)
+    assert r.headers[0].data_offset == header_bytes
+    assert [x.start for x in s.seen[:3]] == [0, 1_000_000, 2_000_000]  # resumed, not restarted
+    assert max(_range_ends(s)) <= header_bytes + 2 * MiB

@@ -180,18 +180,33 @@ def stdout_console():  # noqa: ANN201
         def on_broken_pipe(self) -> None:
             raise PipeClosed
 
-    return _Console(highlight=False)
+    # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
+    return _Console(highlight=False, emoji=False)
 
 
 def warn(message: str) -> None:
-    """One line on stderr that does not stop the command."""
-    sys.stderr.write(f"tokenwalk: warning: {message}\n")
+    """One line on stderr that does not stop the command; control characters made visible."""
+    sys.stderr.write(f"tokenwalk: warning: {_line(message)}\n")
+
+
+def _line(message: object) -> str:
+    """A message from data (a metadata value, a file name) made safe for one stderr line."""
+    from tokenwalk.render.safe import MESSAGE_CHARS, visible
+
+    return visible(message, MESSAGE_CHARS)
 
 
 def emit_json(obj: Any) -> None:
-    """Dump a pydantic result object to stdout."""
+    """Dump a pydantic result object to stdout.
+
+    JSON already escapes C0 controls; the characters it may leave raw (DEL, C1 controls, bidi
+    overrides, ...) are written as \\uNNNN escapes too, so strings parse back exactly and no
+    control character reaches a terminal.
+    """
+    from tokenwalk.render.safe import json_visible
+
     try:
-        sys.stdout.write(obj.model_dump_json(indent=2))
+        sys.stdout.write(json_visible(obj.model_dump_json(indent=2)))
         sys.stdout.write("\n")
         sys.stdout.flush()
     except BrokenPipeError:
@@ -223,17 +238,17 @@ def _usage_error(exc: Any) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # `tokenwalk` alone: the help is the answer
         exc.show()
         return 0
-    message = " ".join(str(exc.format_message()).split()).rstrip(".")
     # what the user typed is echoed: control characters are shown, never sent to the terminal
-    message = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda c: f"\\x{ord(c[0]):02x}", message)
+    message = _line(" ".join(str(exc.format_message()).split()).rstrip("."))
     path = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "tokenwalk"
     sys.stderr.write(f"tokenwalk: error: {message} (see `{path} --help`)\n")
     return 2
 
 
 def _add_exit_codes() -> None:
-    """Give every command's --help the epilog that states its exit codes."""
-    for info in app.registered_commands:
+    """Give every command's --help the epilog that states its exit codes (once the commands are
+    registered; `app` may already be a built click command, which keeps what it has)."""
+    for info in getattr(app, "registered_commands", ()):
         name = info.name or (info.callback.__name__ if info.callback else "")
         if not info.epilog:
             info.epilog = exit_codes(name)
@@ -250,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
             return rv
     except TokenwalkError as exc:
-        sys.stderr.write(f"tokenwalk: error: {exc}\n")
+        sys.stderr.write(f"tokenwalk: error: {_line(exc)}\n")
         return 2
     except typer.Exit as exc:
         return exc.exit_code
@@ -277,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TOKENWALK_DEBUG"):
             raise
         sys.stderr.write(
-            f"tokenwalk: internal error ({type(exc).__name__}: {exc}); "
+            f"tokenwalk: internal error ({type(exc).__name__}: {_line(exc)}); "
             "set TOKENWALK_DEBUG=1 to see where\n"
         )
         return 2

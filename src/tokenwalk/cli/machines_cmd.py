@@ -137,6 +137,8 @@ def machines(
     from rich import box
     from rich.table import Table
 
+    from tokenwalk.render.safe import safe_text
+
     rows = machine_rows(query, machines_file)
     if json:
         emit_json(MachineList(machines=rows))
@@ -159,18 +161,21 @@ def machines(
             justify="right" if right else "left",
         )
     for r in rows:
-        own = r.fit_source.split()[0]
-        own = {"kind+backend": "group", "kind": "group", "backend": "group", "machine": "own"}.get(
-            own, own
+        own = (
+            "own"
+            if r.fit_source.startswith("machine")
+            else "group"
+            if " x " in r.fit_source
+            else "global"
         )
         t.add_row(
-            r.slug,
-            r.name,
-            f"{r.kind}/{r.backend}",
+            safe_text(r.slug, limit=None),
+            safe_text(r.name),
+            safe_text(f"{r.kind}/{r.backend}"),
             _memory_cell(r.memory_bytes),
             f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "?",
             _rate_cell(r),
-            f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}",
+            safe_text(f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}"),
         )
     console.print(t)
     lacks = _lacks_note(rows)

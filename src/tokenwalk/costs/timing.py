@@ -282,7 +282,7 @@ class PassCost(BaseModel):
     model_config = ConfigDict(frozen=True)
     work: PassWork
     memory_s: float  # B / (BW x eff_bw)
-    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute)
+    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute), experts at eff_experts
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
     time_s: float  # max(memory_s, compute_s) + overhead_s
@@ -297,22 +297,32 @@ def pass_seconds(
     bandwidth_gbs: float,
     tflops: float | None,
     fit: Efficiency,
-) -> tuple[float, float, float]:
-    """(memory_s, compute_s, overhead_s) of a pass:
+    *,
+    expert_flops: float = 0.0,
+    expert_row_flops: float = 0.0,
+) -> tuple[float, float, float, float]:
+    """(memory_s, compute_s, expert_s, overhead_s) of a pass:
 
-        memory_s  = B / (BW x eff_bw)
-        compute_s = (F + rows_half x R) / (FLOPS x eff_compute)
+        memory_s   = B / (BW x eff_bw)
+        expert_s   = (F_x + rows_half x R_x) / (eff_experts x FLOPS x eff_compute)
+        compute_s  = (F - F_x + rows_half x (R - R_x)) / (FLOPS x eff_compute) + expert_s
         overhead_s = L x overhead
 
     A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the FP16 rate, so
-    it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is the
-    line above, with R = sum F_i / n_i (`PassWork.row_flops`). Bandwidth in GB/s (1e9), compute
-    in TFLOPS (1e12); an unknown compute rate (None) leaves the compute term out, which only a
-    memory-bound pass can afford."""
+    it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
+    F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). Routed experts (F_x, R_x:
+    their share) run on llama.cpp's `mul_mat_id` kernels, which gather each expert's tokens
+    first: `eff_experts` is what those kernels reach next to a dense product of the same rows.
+    Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate (None) leaves
+    the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
-    work = flops + fit.rows_half * row_flops
-    compute_s = work / (tflops * 1e12 * fit.eff_compute) if tflops else 0.0
-    return memory_s, compute_s, n_layers * fit.overhead_s
+    if not tflops:
+        return memory_s, 0.0, 0.0, n_layers * fit.overhead_s
+    rate = tflops * 1e12 * fit.eff_compute
+    h = fit.rows_half
+    expert_s = (expert_flops + h * expert_row_flops) / (fit.eff_experts * rate)
+    dense = flops - expert_flops + h * (row_flops - expert_row_flops)
+    return memory_s, dense / rate + expert_s, expert_s, n_layers * fit.overhead_s
 
 
 def matrix_flops(work: PassWork) -> float:
@@ -324,20 +334,17 @@ def matrix_flops(work: PassWork) -> float:
 
 
 def _cost(work: PassWork, machine: Machine) -> PassCost:
-    fit = machine.fit
-    mem, comp, over = pass_seconds(
+    mem, comp, expert, over = pass_seconds(
         work.bytes,
         matrix_flops(work),
         work.row_flops,
         work.n_layers,
         machine.bandwidth_gbs,
         machine.tflops,
-        fit,
+        machine.fit,
+        expert_flops=0.0 if work.matvec else work.expert_flops,
+        expert_row_flops=work.expert_row_flops,
     )
-    expert = 0.0
-    if machine.tflops and not work.matvec:
-        expert_work = work.expert_flops + fit.rows_half * work.expert_row_flops
-        expert = expert_work / (machine.tflops * 1e12 * fit.eff_compute)
     bound = "memory"
     if comp > mem:
         bound = "experts" if expert > comp / 2 else "compute"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["render"]
 
@@ -28,6 +29,6 @@ def render(report: Any, console: Console) -> None:
     getattr(import_module(module), name)(report, console)
     memory = getattr(report, "memory", None)
     if memory is not None and not memory.fits:
-        from rich.text import Text
+        from tokenwalk.render.safe import safe_text
 
-        console.print(Text(f"warning: {memory.note}", style="bold red"))
+        console.print(safe_text(f"warning: {memory.note}", style="bold red", limit=None))

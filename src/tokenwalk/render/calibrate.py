@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_defaults", "render_machine_fit"]
 
@@ -70,12 +71,13 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
 
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
-    t = Table(title=f"{fit.machine}: {fit.runs} llama-bench runs", title_justify="left")
+    title = f"{safe_markup(fit.machine)}: {fit.runs} llama-bench runs"
+    t = Table(title=title, title_justify="left")
     for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for r in fit.rows:
         t.add_row(
-            r["test"],
+            safe_text(r["test"]),
             f"{r['measured_tok_s']:,.1f}",
             f"{r['before_tok_s']:,.1f}",
             f"{r['after_tok_s']:,.1f}",
@@ -95,5 +97,5 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{d['rows_half']:,.0f}",
             f"{err.median_pct:.1f}%",
         )
-    tail = f"stored in {written}" if written else "not written (--dry-run)"
+    tail = f"stored in {safe_markup(written)}" if written else "not written (--dry-run)"
     console.print(Group(t, "", p, "", f"[dim]{tail}[/dim]"))

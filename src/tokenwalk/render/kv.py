@@ -7,10 +7,11 @@ from rich.table import Table
 
 from tokenwalk.costs.kv import KvReport
 from tokenwalk.render.fmt import count, human_bytes
+from tokenwalk.render.safe import safe_markup
 
 
 def render_kv(r: KvReport, console: Console) -> None:
-    title = f"{r.model}  ·  KV cache {r.kv_type}  ·  {count(r.ctx)} tokens"
+    title = f"{safe_markup(r.model)}  ·  KV cache {r.kv_type}  ·  {count(r.ctx)} tokens"
     if r.parallel > 1:
         title += f" x {r.parallel} streams"
     kinds = Table(title=title, title_justify="left")

@@ -11,6 +11,7 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.render.fmt import count, human_bytes, seconds
+from tokenwalk.render.safe import safe_markup, safe_text
 
 _VERDICT_STYLE = {
     "fits with room": "bold green",
@@ -25,7 +26,10 @@ def _bar(share: float, width: int = 40, char: str = "█") -> str:
 
 
 def render_budget(r: BudgetReport, console: Console) -> None:
-    t = Table(title=f"Memory on {r.machine}: {_capacity(r.capacity_bytes)}", title_justify="left")
+    t = Table(
+        title=f"Memory on {safe_markup(r.machine)}: {_capacity(r.capacity_bytes)}",
+        title_justify="left",
+    )
     for col in ("", "bytes", "share", ""):
         t.add_column(col, justify="right" if col in ("bytes", "share") else "left")
     cap = r.capacity_bytes
@@ -39,7 +43,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     if r.gpu_limit_bytes is not None and cap - r.system_bytes > r.gpu_limit_bytes:
         row("beyond the GPU's limit", cap - r.system_bytes - r.gpu_limit_bytes, "grey50")
     for m in r.models:
-        row(f"weights: {m.model}", m.weights_bytes, "cyan")
+        row(f"weights: {safe_markup(m.model)}", m.weights_bytes, "cyan")
         row(f"KV at {count(r.ctx)} ({r.kv_type})", m.kv_bytes + m.state_bytes, "magenta")
         row("compute buffers", m.buffers_bytes, "blue")
     row("free", max(r.free_bytes, 0.0), "green")
@@ -64,9 +68,9 @@ def render_budget(r: BudgetReport, console: Console) -> None:
             f"{count(r.default_ctx)} tokens would hold {human_bytes(r.default_kv_bytes)} of KV",
         )
     for k, v in r.settings.items():
-        summary.add_row(k, v)
+        summary.add_row(safe_text(k), safe_text(v, limit=None))
     for hint in r.hints:
-        summary.add_row("try", hint)
+        summary.add_row("try", safe_text(hint, limit=None))
     console.print(Group(t, "", summary))
     console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
 
@@ -82,7 +86,8 @@ def _capacity(n: float) -> str:
 def render_trace(r: TraceReport, console: Console) -> None:
     total = r.total_s or 1.0
     t = Table(
-        title=f"{r.model} on {r.machine}: {count(r.prompt)} tokens in, {count(r.output)} out",
+        title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: "
+        f"{count(r.prompt)} tokens in, {count(r.output)} out",
         title_justify="left",
     )
     t.add_column("phase")
@@ -136,7 +141,8 @@ def render_spec(r: SpecReport, console: Console) -> None:
     head = Table(
         show_header=False,
         box=None,
-        title=f"{r.target} with {'its MTP block' if r.mtp else r.draft} on {r.machine}",
+        title=f"{safe_markup(r.target)} with "
+        f"{'its MTP block' if r.mtp else safe_markup(r.draft)} on {safe_markup(r.machine)}",
         title_justify="left",
     )
     head.add_column(style="bold")

@@ -7,10 +7,12 @@ from rich.table import Table
 
 from tokenwalk.costs.size import SizeReport
 from tokenwalk.render.fmt import count, human_bytes, params
+from tokenwalk.render.safe import safe_markup, safe_text
 
 
 def render_size(r: SizeReport, console: Console) -> None:
-    head = Table(title=f"{r.model}  ·  {r.architecture}  ·  {r.quant}", show_header=False, box=None)
+    title = f"{safe_markup(r.model)}  ·  {safe_markup(r.architecture)}  ·  {safe_markup(r.quant)}"
+    head = Table(title=title, show_header=False, box=None)
     head.add_column(style="bold")
     head.add_column()
     head.add_column(style="dim")
@@ -54,7 +56,7 @@ def render_size(r: SizeReport, console: Console) -> None:
         by_type.add_column(col, justify="left" if col == "type" else "right")
     for s in r.by_type:
         by_type.add_row(
-            s.type,
+            safe_text(s.type),
             count(s.tensors),
             params(s.params),
             human_bytes(s.bytes),
@@ -66,7 +68,7 @@ def render_size(r: SizeReport, console: Console) -> None:
         by_role.add_column(col, justify="left" if col == "role" else "right")
     for s in r.by_role:
         by_role.add_row(
-            s.role,
+            safe_text(s.role),
             count(s.tensors),
             params(s.params),
             human_bytes(s.bytes),

@@ -9,6 +9,7 @@ from rich.text import Text
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
+from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = ["render_decode", "render_prefill", "fit_line"]
 
@@ -17,7 +18,7 @@ def fit_line(fit: Efficiency) -> str:
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
         f"products of {fit.rows_half:,.0f} rows), {fit.overhead_s * 1e6:,.0f} us per layer; "
-        f"from {fit.source}"
+        f"from {safe_markup(fit.source)}"
     )
 
 
@@ -41,7 +42,10 @@ def _summary() -> Table:
 
 
 def render_decode(r: DecodeReport, console: Console) -> None:
-    title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  decode at {count(r.ctx)} tokens"
+    title = (
+        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
+        f"decode at {count(r.ctx)} tokens"
+    )
     if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
         title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
     reads = Table()
@@ -108,7 +112,10 @@ def render_decode(r: DecodeReport, console: Console) -> None:
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
-    title = f"{r.model} {r.quant}  ·  {r.machine_name}  ·  prefill of {count(r.prompt)} tokens"
+    title = (
+        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
+        f"prefill of {count(r.prompt)} tokens"
+    )
     moe = r.expert_rows > 0
     chunks = Table()
     cols = ["chunk", "tokens", "context", "time", "bound", "attention"]

@@ -1,31 +1,42 @@
 """Read a remote GGUF header with HTTP range requests, never its tensor data.
 
-`HttpRangeReader` is a file-like object with ``read(n)`` that the header parser pulls from. It asks
-the server for growing byte ranges (2 MiB first, doubling up to 16 MiB) and reads each response
-body lazily, only as far as the parser has asked; when the parser is done the connection is
-dropped, so the bytes taken off the wire are the header plus the parser's read-ahead (at most
-1 MiB), whatever the range sizes. A server that ignores ``Range`` and answers 200 with the whole
-body is read the same way, as one stream, and abandoned as soon as the header is complete.
+`HttpRangeReader` is a file-like object with ``read(n)`` that the header parser pulls from. Its
+first request asks for 2 MiB; from then on each range is sized from the header itself: a
+`HeaderScan` walks the bytes received so far and bounds where the header can end (string arrays
+say how many items remain, counts say how many entries and tensor infos follow), and the next
+range stops at that lower bound plus a 1.5 MiB slack. So the ranges asked for never reach more than
+the slack past the header's end, whatever the server or a proxy in between does with them. Each
+answer is read lazily, only as far as the parser has asked, and the connection is dropped when
+the parser is done. A server that ignores ``Range`` and answers 200 with the whole body is read
+the same way, as one stream, and abandoned as soon as the header is complete.
 
 Transient failures (connection reset or dropped, timeouts, 5xx, 429) are retried a bounded number
 of times with exponential backoff, resuming at the byte where the parser stopped. Redirects are
 followed (bounded); the ``Authorization`` header is only ever sent to the host it was given for,
 so a Hub token never reaches a CDN. Every failure is a `SourceError` with one line of message.
+
+The connections are urllib3's (`tokenwalk.sources.transport`, imported at the first request),
+which honour ``HTTPS_PROXY`` / ``NO_PROXY`` and ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` or the
+operating system's trust store.
 """
 
 from __future__ import annotations
 
-import http.client
 import re
-import socket
-import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from tokenwalk.errors import SourceError
+from tokenwalk.sources.plan import HeaderScan
 from tokenwalk.sources.progress import FetchProgress
+
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
+
+    from tokenwalk.sources.transport import Transport
 
 __all__ = [
     "AuthError",
@@ -72,6 +83,10 @@ class HttpOptions:
     retries: int = 4  # tries after the first, across the whole file
     backoff_s: float = 0.5  # wait before the first retry, doubled for each next one
     first_request_bytes: int = 2 << 20
+    slack_bytes: int = (
+        3 << 19
+    )  # 1.5 MiB: how far past the header's least possible end a range may reach
+    min_request_bytes: int = 64 << 10
     max_request_bytes: int = 16 << 20
     max_header_bytes: int = 128 << 20  # no real header comes near; past this we give up
     max_redirects: int = 8
@@ -96,20 +111,73 @@ def _origin(url: str) -> tuple[str, str, int]:
     return parts.scheme, (parts.hostname or "").lower(), port
 
 
-def _describe_os_error(exc: BaseException) -> str:
-    if isinstance(exc, ssl.SSLError):
-        return f"TLS error: {exc.reason or exc}"
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return text
+def _reason(exc: BaseException) -> str:
+    """The innermost useful words of a network error."""
+    inner = exc
+    for _ in range(4):  # urllib3 wraps the socket's error, sometimes twice
+        nxt = getattr(inner, "reason", None) or getattr(inner, "original_error", None)
+        if isinstance(nxt, BaseException):
+            inner = nxt
+            continue
+        if inner.args and isinstance(inner.args[0], BaseException):
+            inner = inner.args[0]
+            continue
+        break
+    text = getattr(inner, "strerror", None) or str(inner) or type(inner).__name__
+    return " ".join(str(text).split())
+
+
+def _find(exc: BaseException, cls: type[BaseException]) -> BaseException | None:
+    """The first exception of type `cls` among `exc` and those it wraps (urllib3 nests them)."""
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, cls):
+            return e
+        inner = [getattr(e, "reason", None), getattr(e, "original_error", None), e.__cause__]
+        inner += [e.__context__, *(e.args[:1])]
+        todo += [x for x in inner if isinstance(x, BaseException)]
+    return None
+
+
+def _is_refused(exc: BaseException) -> bool:
+    return _find(exc, ConnectionRefusedError) is not None or "refused" in str(exc).lower()
+
+
+def _cert_problem(exc: BaseException) -> str | None:
+    """What is wrong with the server's certificate, or None for other TLS failures."""
+    import ssl
+
+    found = _find(exc, ssl.SSLCertVerificationError)
+    if isinstance(found, ssl.SSLCertVerificationError):
+        return found.verify_message or "certificate verify failed"
+    return "certificate verify failed" if "CERTIFICATE_VERIFY_FAILED" in str(exc) else None
+
+
+def _proxy_wants_credentials(url: str) -> str:
+    from tokenwalk.sources.transport import proxy_for, shown_proxy
+
+    proxy = shown_proxy(proxy_for(url) or "")
+    var = "HTTPS_PROXY" if url.startswith("https:") else "HTTP_PROXY"
+    return (
+        f"the proxy {proxy} asks for credentials (HTTP 407); give them in the proxy URL: "
+        f"{var}=http://user:password@host:port"
+    )
 
 
 class HttpRangeReader:
-    """A forward-only ``read(n)`` over a remote file, fetched in growing byte ranges.
+    """A forward-only ``read(n)`` over a remote file, fetched in ranges sized from the header.
 
     `auth_headers` (e.g. ``Authorization``) are sent only to the origin of `url`; a redirect to
     another host drops them. `auth_hint` builds the message of a 401/403 answer (the caller knows
     which repository and how to log in). `fetched_bytes` counts body bytes taken off the wire,
-    `requests` the HTTP requests sent (redirect hops included).
+    `requests` the HTTP requests sent (redirect hops included), `asked_bytes` the bytes of the
+    ranges asked for. ``read(n)`` may return fewer than n bytes when the current range ends (the
+    parser asks again), so that no new range is asked for bytes the parser does not need.
     """
 
     def __init__(
@@ -135,13 +203,14 @@ class HttpRangeReader:
         self.info = RemoteFile(url=url)
         self.fetched_bytes = 0
         self.requests = 0
+        self.asked_bytes = 0
         self.pos = 0  # next byte offset handed to the parser
         self.data = bytearray() if keep_bytes else None
+        self.scan = HeaderScan()
         self._failures = 0
         self._chunk = self.opt.first_request_bytes
-        self._conn: http.client.HTTPConnection | None = None
-        self._conn_origin: tuple[str, str, int] | None = None
-        self._resp: http.client.HTTPResponse | None = None
+        self._transport: Transport | None = None
+        self._resp: BaseHTTPResponse | None = None
         self._resp_pos = 0
         self._resp_end = 0
         self._target = url  # where range requests go: the last redirect target, once known
@@ -153,7 +222,7 @@ class HttpRangeReader:
         return self.info
 
     def read(self, n: int) -> bytes:
-        """Up to `n` bytes from the current offset; fewer only at the end of the file."""
+        """Up to `n` bytes from the current offset; fewer at the end of the file or of a range."""
         out = bytearray()
         while len(out) < n:
             if self.info.size is not None and self.pos >= self.info.size:
@@ -163,18 +232,21 @@ class HttpRangeReader:
                     f"read {self.pos / 2**20:.0f} MiB of {self.label} without reaching the end "
                     "of the GGUF header; giving up (is it a GGUF file?)"
                 )
+            if out and not self._range_left():
+                break  # the parser asks again if it needs more; then the next range is sized
             want = n - len(out)
             got = self._with_retries(lambda want=want: self._read_some(want))
             if not got:
                 break
             out += got
-        if self.data is not None:
-            self.data += out
         return bytes(out)
 
     def close(self) -> None:
         """Drop the connection (and whatever of the current range was not read)."""
         self._drop()
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
         if self.progress is not None:
             self.progress.finish()
 
@@ -202,8 +274,11 @@ class HttpRangeReader:
                 self._target = self.url  # a signed redirect target may have expired
 
     # -- reading ----------------------------------------------------------------------------
+    def _range_left(self) -> bool:
+        return self._resp is not None and self._resp_pos < self._resp_end
+
     def _read_some(self, want: int) -> bytes:
-        if self._resp is None or self._resp_pos >= self._resp_end:
+        if not self._range_left():
             self._request(self.pos)
         assert self._resp is not None
         if self._resp_pos < self.pos:  # a 200 answer to a range request: skip to our offset
@@ -219,26 +294,26 @@ class HttpRangeReader:
             raise _Transient(f"{self.label}: the connection closed at byte {self.pos:,}")
         self._resp_pos += len(data)
         self.pos += len(data)
+        if self.data is not None:
+            self.data += data
         return data
 
     def _body(self, n: int) -> bytes:
+        import urllib3
+
         assert self._resp is not None
         try:
             data = self._resp.read(n)
-        except http.client.IncompleteRead as exc:
-            data = exc.partial
-            if not data:
-                raise _Transient(
-                    f"{self.label}: the connection closed at byte {self.pos:,}"
-                ) from None
-        except TimeoutError:
+        except urllib3.exceptions.ReadTimeoutError:
             raise _Transient(
                 f"{self.label}: timed out after {self.opt.timeout_s:g} s waiting for data",
                 timeout=True,
             ) from None
-        except (OSError, http.client.HTTPException) as exc:
+        except (urllib3.exceptions.ProtocolError, urllib3.exceptions.IncompleteRead):
+            raise _Transient(f"{self.label}: the connection closed at byte {self.pos:,}") from None
+        except (OSError, urllib3.exceptions.HTTPError) as exc:
             raise _Transient(
-                f"{self.label}: connection lost at byte {self.pos:,} ({_describe_os_error(exc)})"
+                f"{self.label}: connection lost at byte {self.pos:,} ({_reason(exc)})"
             ) from None
         self.fetched_bytes += len(data)
         if self.progress is not None:
@@ -256,46 +331,72 @@ class HttpRangeReader:
             n -= len(data)
 
     # -- requests ---------------------------------------------------------------------------
+    def _range_end(self, start: int) -> int:
+        """The last byte (inclusive) of the range to ask for at `start`.
+
+        The first range is `first_request_bytes`. After it the header scan bounds the header's
+        end from below (min_end) and, once only tensor infos are left, from above (max_end);
+        the range stops at min(min_end + slack, max_end), so it never reaches more than the
+        slack past the header. It is at least `min_request_bytes` and at most
+        `max_request_bytes` long. Without a scan (bytes that are not a GGUF header) the ranges
+        double from the first one.
+        """
+        opt = self.opt
+        low = None
+        if start > 0 and self.data is not None and start == len(self.data):
+            self.scan.advance(self.data)
+            low = self.scan.min_end
+        if low is None:
+            length = self._chunk
+            self._chunk = min(self._chunk * 2, opt.max_request_bytes)
+        else:
+            end = low + opt.slack_bytes
+            high = self.scan.max_end
+            if high is not None:
+                end = min(end, high)
+            length = min(max(end - start, opt.min_request_bytes), opt.max_request_bytes)
+        last = start + length - 1
+        if self.info.size is not None:
+            last = min(last, self.info.size - 1)
+        return last
+
     def _request(self, start: int) -> None:
         """Ask for the next range starting at `start`; leaves `_resp` ready to read."""
         self._close_response()
-        length = self._chunk
-        self._chunk = min(self._chunk * 2, self.opt.max_request_bytes)
-        end = start + length - 1
-        if self.info.size is not None:
-            end = min(end, self.info.size - 1)
-        resp, url = self._get(self._target, {"Range": f"bytes={start}-{end}"})
+        last = self._range_end(start)
+        resp, url = self._get(self._target, {"Range": f"bytes={start}-{last}"})
+        self.asked_bytes += max(0, last + 1 - start)
         self._resp = resp
         self._target = url
         self.info.final_url = url
-        etag = resp.getheader("ETag")
+        etag = resp.headers.get("ETag")
         if etag:
             self.info.etag = etag
         if resp.status == 206:
-            m = _CONTENT_RANGE.match(resp.getheader("Content-Range") or "")
+            content_range = resp.headers.get("Content-Range")
+            m = _CONTENT_RANGE.match(content_range or "")
             if not m or int(m.group(1)) != start:
                 raise SourceError(
-                    f"{self.label}: the server answered range {start}- with "
-                    f"'{resp.getheader('Content-Range')}'"
+                    f"{self.label}: the server answered range {start}- with '{content_range}'"
                 )
             if m.group(3) != "*":
                 self.info.size = int(m.group(3))
             self._resp_pos, self._resp_end = start, int(m.group(2)) + 1
         elif resp.status == 200:
             self.info.range_ignored = True
-            length_header = resp.getheader("Content-Length")
+            length_header = resp.headers.get("Content-Length")
             total = int(length_header) if length_header and length_header.isdigit() else None
             self.info.size = total
             self._resp_pos = 0
             self._resp_end = total if total is not None else 1 << 62
         elif resp.status == 416:
-            m = _UNSATISFIABLE.match(resp.getheader("Content-Range") or "")
+            m = _UNSATISFIABLE.match(resp.headers.get("Content-Range") or "")
             self.info.size = int(m.group(1)) if m else start
             self._resp_pos = self._resp_end = start
         else:  # _get only returns 200, 206 and 416
             raise AssertionError(resp.status)
 
-    def _get(self, url: str, extra: dict[str, str]) -> tuple[http.client.HTTPResponse, str]:
+    def _get(self, url: str, extra: dict[str, str]) -> tuple[BaseHTTPResponse, str]:
         """GET `url` following redirects; return the final 200/206/416 answer and its URL."""
         for _ in range(self.opt.max_redirects + 1):
             headers = {
@@ -308,7 +409,7 @@ class HttpRangeReader:
             resp = self._send(url, headers)
             status = resp.status
             if status in _REDIRECTS:
-                location = resp.getheader("Location")
+                location = resp.headers.get("Location")
                 self._close_response(resp)
                 if not location:
                     raise SourceError(f"{self.label}: redirect {status} without a Location")
@@ -328,85 +429,85 @@ class HttpRangeReader:
                     f"access refused (HTTP {status}) for {self.url}; tokenwalk sends no "
                     "credentials to plain URLs (for a gated Hugging Face repo use hf://org/repo)"
                 )
+            reason = resp.reason or ""
             if status in _RETRY_STATUS:
-                raise _Transient(f"{self.label}: the server answered HTTP {status} {resp.reason}")
-            raise SourceError(f"{self.label}: the server answered HTTP {status} {resp.reason}")
+                raise _Transient(f"{self.label}: the server answered HTTP {status} {reason}")
+            if status == 407:
+                raise SourceError(_proxy_wants_credentials(url))
+            raise SourceError(f"{self.label}: the server answered HTTP {status} {reason}")
         raise SourceError(f"{self.label}: more than {self.opt.max_redirects} redirects")
 
-    def _send(self, url: str, headers: dict[str, str]) -> http.client.HTTPResponse:
-        parts = urlsplit(url)
-        origin = _origin(url)
-        path = parts.path or "/"
-        if parts.query:
-            path += "?" + parts.query
-        reused = self._conn is not None and self._conn_origin == origin
-        if not reused:
-            self._drop()
-            https = parts.scheme == "https"
-            cls = http.client.HTTPSConnection if https else http.client.HTTPConnection
-            self._conn = cls(origin[1], origin[2], timeout=self.opt.timeout_s)
-            self._conn_origin = origin
-        assert self._conn is not None
+    def _send(self, url: str, headers: dict[str, str]) -> BaseHTTPResponse:
+        import urllib3
+
+        from tokenwalk.sources.transport import Transport, proxy_for, shown_proxy
+
+        if self._transport is None:
+            self._transport = Transport(self.opt.timeout_s)
+        _, host, port = _origin(url)
+        where = f"{host}:{port}"
         self.requests += 1
+        exc_types = urllib3.exceptions
         try:
-            self._conn.request("GET", path, headers=headers)
-            return self._conn.getresponse()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
-            self._drop()
-            if reused:  # the server closed an idle kept-alive connection: not a failure
-                self.requests -= 1
-                return self._send(url, headers)
+            return self._transport.send(url, headers)
+        except exc_types.ProxyError as exc:
+            proxy = shown_proxy(proxy_for(url) or "")
+            if _is_refused(exc):
+                raise SourceError(
+                    f"cannot connect to the proxy {proxy} (connection refused)"
+                ) from None
+            if _find(exc, exc_types.NameResolutionError) is not None:
+                raise SourceError(f"cannot resolve the host of the proxy {proxy}") from None
+            if "407" in str(exc) or "407" in _reason(exc):
+                raise SourceError(_proxy_wants_credentials(url)) from None
+            raise _Transient(f"{self.label}: through the proxy {proxy}: {_reason(exc)}") from None
+        except exc_types.NameResolutionError:
+            raise SourceError(f"cannot resolve host '{host}'") from None
+        except exc_types.NewConnectionError as exc:
+            if _is_refused(exc):  # nothing listens there: retrying would only make the user wait
+                raise SourceError(f"cannot connect to {where} (connection refused)") from None
+            raise _Transient(f"{self.label}: cannot connect to {where} ({_reason(exc)})") from None
+        except (exc_types.ConnectTimeoutError, exc_types.ReadTimeoutError):
             raise _Transient(
-                f"{self.label}: connection to {origin[1]}:{origin[2]} lost "
-                f"({_describe_os_error(exc)})"
-            ) from None
-        except TimeoutError:
-            self._drop()
-            raise _Transient(
-                f"{self.label}: timed out after {self.opt.timeout_s:g} s waiting for "
-                f"{origin[1]}:{origin[2]}",
+                f"{self.label}: timed out after {self.opt.timeout_s:g} s waiting for {where}",
                 timeout=True,
             ) from None
-        except socket.gaierror as exc:
-            self._drop()
-            raise SourceError(f"cannot resolve host '{origin[1]}' ({exc.strerror})") from None
-        except ConnectionRefusedError:
-            self._drop()  # nothing listens there: retrying would only make the user wait
-            raise SourceError(
-                f"cannot connect to {origin[1]}:{origin[2]} (connection refused)"
-            ) from None
-        except (OSError, http.client.HTTPException) as exc:
-            self._drop()
-            raise _Transient(
-                f"{self.label}: request to {origin[1]}:{origin[2]} failed "
-                f"({_describe_os_error(exc)})"
-            ) from None
+        except exc_types.SSLError as exc:
+            problem = _cert_problem(exc)
+            if problem is not None:
+                raise SourceError(
+                    f"the certificate of {where} is not trusted ({problem}); behind a "
+                    "TLS-inspecting proxy, point SSL_CERT_FILE at your organisation's CA bundle"
+                ) from None
+            raise _Transient(f"{self.label}: TLS error with {where} ({_reason(exc)})") from None
+        except exc_types.LocationValueError as exc:
+            raise SourceError(f"not a usable URL: {url} ({exc})") from None
+        except (OSError, exc_types.HTTPError) as exc:
+            raise _Transient(f"{self.label}: request to {where} failed ({_reason(exc)})") from None
 
-    def _close_response(self, resp: http.client.HTTPResponse | None = None) -> None:
-        """Finish with a response: keep the connection only if its body was read to the end."""
+    def _close_response(self, resp: BaseHTTPResponse | None = None) -> None:
+        """Finish with a response: keep its connection only if its body was read to the end."""
         resp = resp or self._resp
         if resp is None:
             return
         if resp is self._resp:
             self._resp = None
         try:
-            if resp.length is not None and resp.length <= _PIECE:
+            length = resp.length_remaining
+            if length is not None and length <= _PIECE:
                 resp.read()  # a small redirect or error body: read it, keep the connection
-            if not resp.isclosed() or resp.will_close:
-                self._drop()  # an unread body: dropping the connection is how we stop it
-        except (OSError, http.client.HTTPException):
-            self._drop()
+                resp.release_conn()
+                return
+        except Exception:  # noqa: BLE001 - any failure here only means the connection goes
+            pass
+        resp.close()  # an unread body: closing the connection is how we stop it
+        resp.release_conn()
 
     def _drop(self) -> None:
         if self._resp is not None:
-            self._resp = None
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except OSError:
-                pass
-            self._conn = None
-            self._conn_origin = None
+            resp, self._resp = self._resp, None
+            resp.close()
+            resp.release_conn()
 
 
 def probe(

@@ -42,14 +42,17 @@ class FetchProgress:
 
             self._progress = Progress(
                 SpinnerColumn(),
-                TextColumn("reading header of {task.description}"),
+                # the label is a file name or URL: data, never markup
+                TextColumn("reading header of {task.description}", markup=False),
                 DownloadColumn(),
                 TransferSpeedColumn(),
                 console=Console(stderr=True),
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task(self.label, total=None)
+            from tokenwalk.render.safe import visible
+
+            self._task = self._progress.add_task(visible(self.label), total=None)
         self._progress.update(self._task, completed=fetched_bytes)
 
     def finish(self) -> None:
