@@ -72,6 +72,95 @@ def test_default_system_memory_by_kind():
     assert default_system_bytes("gpu", 24 * GB) == GB // 2
 
 
+def _report(models, capacity_gb: float, **kw):
+    return budget_report(models, machine="m", capacity_bytes=int(capacity_gb * GB), **kw)
+
+
+def test_settings_apply_the_largest_context_that_fits(qwen2):
+    r = _report([qwen2], 8, system_bytes=0, ctx=131072)
+    assert not r.fits and 0 < r.max_ctx < 131072
+    assert r.settings["OLLAMA_CONTEXT_LENGTH"] == str(r.max_ctx)
+    assert r.settings["llama.cpp"].startswith(f"-c {r.max_ctx} ")
+    ok = _report([qwen2], 64, system_bytes=0, ctx=8192)
+    assert ok.settings["OLLAMA_CONTEXT_LENGTH"] == "8192"
+
+
+@pytest.mark.parametrize("kv_type", ["f32", "bf16", "q4_1", "q5_0", "iq4_nl"])
+def test_ollama_settings_only_for_the_cache_types_ollama_takes(qwen2, kv_type):
+    r = _report([qwen2], 64, system_bytes=0, ctx=8192, kv_type=kv_type)
+    assert not any(k.startswith("OLLAMA_") for k in r.settings)
+    assert f"-ctk {kv_type}" in r.settings["llama.cpp"]
+    assert any("OLLAMA_KV_CACHE_TYPE takes only f16, q8_0, q4_0" in w for w in r.warnings)
+    for ok in ("f16", "q8_0", "q4_0"):
+        assert (
+            _report([qwen2], 64, system_bytes=0, kv_type=ok).settings["OLLAMA_KV_CACHE_TYPE"] == ok
+        )
+
+
+def test_parallel_streams_in_the_settings(qwen2):
+    r = _report([qwen2], 64, system_bytes=0, ctx=32768, parallel=4)
+    assert r.settings["OLLAMA_CONTEXT_LENGTH"] == "8192"  # Ollama's is per request
+    assert r.settings["OLLAMA_NUM_PARALLEL"] == "4"
+    assert r.settings["llama.cpp"].startswith("-c 32768 ") and "-np 4" in r.settings["llama.cpp"]
+
+
+def test_largest_context_stays_within_every_models_trained_maximum(qwen2, gemma3):
+    short, long_ = sorted([qwen2, gemma3], key=lambda m: m.spec.n_ctx_train)
+    assert short.spec.n_ctx_train < long_.spec.n_ctx_train
+    r = _report([qwen2, gemma3], 1000, system_bytes=0, ctx=4096)
+    assert r.max_ctx == short.spec.n_ctx_train
+    two = _report([qwen2, gemma3], 1000, system_bytes=0, ctx=4096, parallel=2)
+    assert two.max_ctx == 2 * short.spec.n_ctx_train  # each stream within the trained maximum
+
+
+def test_when_not_even_the_weights_fit_there_is_a_hint(qwen2):
+    r = _report([qwen2], 4, system_bytes=0, ctx=4096)
+    assert not r.fits and r.max_ctx == 0 and r.settings == {}
+    assert any("offload: about" in h and "-ngl" in h for h in r.hints)
+    shared = _report([qwen2], 4, system_bytes=0, ctx=4096, shared_memory=True)
+    assert any("does not help" in h for h in shared.hints)
+
+
+def test_the_quant_hint_is_the_largest_that_fits(qwen2):
+    from tokenwalk.cli.plan_cmd import _smaller_quants
+
+    alternatives = _smaller_quants([qwen2])
+    assert alternatives and all(
+        sum(m.tensor_bytes for m in alt) < qwen2.tensor_bytes for _, alt in alternatives
+    )
+    sizes = {p: alt[0].tensor_bytes for p, alt in alternatives}
+    room = sizes["Q3_K_M"] + 0.5 * GB  # Q3_K_M's weights, its buffers and 1,024 tokens of KV
+    r = budget_report(
+        [qwen2],
+        machine="m",
+        capacity_bytes=int(room),
+        system_bytes=0,
+        ctx=1024,
+        smaller_quants=alternatives,
+    )
+    assert r.max_ctx == 0
+    hinted = r.hints[0].split()[1]
+    assert r.hints[0] == f"--quant {hinted} fits at 1,024 tokens"
+
+    def fits(preset: str) -> bool:
+        alt = dict(alternatives)[preset]
+        return budget_report(
+            alt, machine="m", capacity_bytes=int(room), system_bytes=0, ctx=1024
+        ).fits
+
+    presets = [p for p, _ in alternatives]
+    assert fits(hinted) and not any(fits(p) for p in presets[: presets.index(hinted)])
+    assert sizes[hinted] >= sizes["Q3_K_M"]
+
+
+def test_offload_layers_grow_with_room(qwen2):
+    from tokenwalk.costs.budget import offload_layers
+
+    counts = [offload_layers(qwen2, gb * GB, 4096) for gb in (1, 2, 3, 4, 5, 100)]
+    assert counts == sorted(counts) and counts[0] < counts[-2]
+    assert counts[-1] == qwen2.spec.n_layer_all
+
+
 def test_gpu_limit_caps_the_room(qwen2):
     """free = min(capacity - system, GPU limit) - used; a limit at or above the memory is none."""
     kw = dict(machine="m", capacity_bytes=16 * GB, system_bytes=2 * GB, ctx=4096)
@@ -82,3 +171,15 @@ def test_gpu_limit_caps_the_room(qwen2):
     assert (capped.gpu_limit_bytes, capped.gpu_limit_note) == (10 * GB, "why")
     loose = budget_report([qwen2], **kw, gpu_limit_bytes=16 * GB, gpu_limit_note="why")
     assert loose.gpu_limit_bytes is None and loose.free_bytes == whole.free_bytes
+
+
+def test_timing_fit_uses_the_gpu_limit_like_budget(qwen2):
+    from tokenwalk.costs.budget import memory_fit
+
+    kw = dict(capacity_bytes=16 * GB, system_bytes=0, ctx=4096)
+    free = memory_fit([qwen2], **kw)
+    capped = memory_fit([qwen2], **kw, gpu_limit_bytes=4 * GB)
+    assert free.fits and not capped.fits
+    assert "the GPU may hold" in capped.note
+    report = budget_report([qwen2], machine="m", **kw, gpu_limit_bytes=4 * GB)
+    assert report.fits == capped.fits

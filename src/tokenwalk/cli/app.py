@@ -2,13 +2,84 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
 from typing import Annotated, Any
 
 import typer
 
 from tokenwalk.errors import TokenwalkError
+
+# -- numbers on the command line ---------------------------------------------------------------
+
+_TOKEN_SUFFIX = {"": 1, "k": 1024, "m": 1024**2}  # 8k = 8,192 and 1M = 1,048,576, as contexts go
+# a size is in the option's own unit (GB, or GiB as cards are sold); a G/GB/GiB suffix may say so
+_SIZE_SUFFIX = {"": 1.0, "g": 1.0, "gb": 1.0, "gib": 1.0}
+_NUMBER = re.compile(r"\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*", re.I)
+TOKENS_NOTE = " Takes 8192, 8k (8,192), 32k, 1M (1,048,576)."
+
+
+def _number(value: str, suffixes: dict[str, float], what: str, examples: str) -> float:
+    match = _NUMBER.fullmatch(value)
+    if not match or match[2].lower() not in suffixes:
+        raise typer.BadParameter(f"'{value}' is not {what} (for example {examples})")
+    number = float(match[1].replace("_", "").replace(",", "")) * suffixes[match[2].lower()]
+    if not math.isfinite(number):
+        raise typer.BadParameter(f"'{value}' is not {what} (for example {examples})")
+    if number < 0:
+        raise typer.BadParameter(f"'{value}' is negative; give {what} of 0 or more")
+    return number
+
+
+def parse_tokens(value: str | int) -> int:
+    """A count of tokens: 8192, 8,192, 8k (x 1,024) or 1M (x 1,048,576); never negative, never
+    fractional, never nan or inf. The parser of every option that takes tokens."""
+    if isinstance(value, int):  # a default, already a number
+        return value
+    n = _number(str(value), _TOKEN_SUFFIX, "a count of tokens", "8192, 8k, 32k or 1M")
+    if n != int(n):
+        raise typer.BadParameter(f"'{value}' is not a whole number of tokens")
+    return int(n)
+
+
+def parse_gb(value: str | float) -> float:
+    """A size in the option's unit (GB or GiB): 24, 24.5, 24GB; finite and never negative."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    return _number(str(value), _SIZE_SUFFIX, "a size in GB", "24, 24.5 or 24GB")
+
+
+def tokens_option(*names: str, help: str, **kw: Any) -> Any:
+    """A `typer.Option` that takes a count of tokens through `parse_tokens`."""
+    return typer.Option(
+        *names, help=help + TOKENS_NOTE, parser=parse_tokens, metavar="TOKENS", **kw
+    )
+
+
+# What --ctx means wherever it is taken: llama.cpp's -c, the total of every stream.
+CTX_MEANING = (
+    "the total of all --parallel streams, as llama.cpp's -c: each stream holds ctx / parallel."
+)
+
+# -- exit codes, one table for every command (shown in each --help) ----------------------------
+
+EXIT_ONE = {
+    "budget": "1 when the models do not fit",
+    "spec": "1 when speculation does not pay at the asked --alpha and --gamma, or target and "
+    "draft do not fit in memory",
+}
+
+
+def exit_codes(command: str) -> str:
+    """The epilog of a command's --help: what its exit codes mean."""
+    one = EXIT_ONE.get(command, "1 is not used")
+    return (
+        f"Exit codes: 0 answered (warnings included; a closed pipe too); {one}; "
+        "2 refused input or an error, one line on stderr."
+    )
+
 
 app = typer.Typer(
     name="tokenwalk",
@@ -48,7 +119,7 @@ KvTypeOpt = Annotated[
 ]
 UbatchOpt = Annotated[
     int,
-    typer.Option(
+    tokens_option(
         "--ubatch",
         help="Micro-batch: tokens per prefill pass (llama.cpp -ub); sliding-window layers keep "
         "window + ubatch cells.",
@@ -59,22 +130,27 @@ ParallelOpt = Annotated[
     typer.Option(
         "--parallel",
         "-np",
-        help="Parallel sequences: streams sharing the context and each read of the weights.",
+        help="Parallel sequences (llama.cpp -np, at most 256): streams that split --ctx between "
+        "them and share each read of the weights.",
+        parser=parse_tokens,
+        metavar="N",
     ),
 ]
 PromptOpt = Annotated[
-    int, typer.Option("--prompt", "-p", help="Prompt length in tokens.", show_default=False)
+    int, tokens_option("--prompt", "-p", help="Prompt length in tokens.", show_default=False)
 ]
 CachedOpt = Annotated[
-    int, typer.Option("--cached", help="Prompt tokens reused from a prefix cache.")
+    int, tokens_option("--cached", help="Prompt tokens reused from a prefix cache.")
 ]
 SystemGbOpt = Annotated[
     float | None,
     typer.Option(
         "--system-gb",
         help="Memory the system and other apps already use, GB. Default: 8 GB on shared memory "
-        "(a quarter of small machines), 0.5 GB on a discrete GPU.",
+        "(a quarter of small machines), 0.5 GB on a discrete GPU. Takes 6, 6.5, 6GB.",
         show_default=False,
+        parser=parse_gb,
+        metavar="GB",
     ),
 ]
 NoCacheOpt = Annotated[
@@ -82,11 +158,30 @@ NoCacheOpt = Annotated[
 ]
 
 
+class PipeClosed(Exception):  # noqa: N818  (not an error: the reader has read enough)
+    """The reader of stdout closed the pipe; the command ends with exit code 0."""
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush finds no closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def stdout_console():  # noqa: ANN201
+    """The Rich console of a command's answer. A reader that closes the pipe early
+    (`tokenwalk machines | head -1`) has had its answer: that exits 0, not Rich's 1."""
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise PipeClosed
+
     # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
-    return Console(highlight=False, emoji=False)
+    return _Console(highlight=False, emoji=False)
 
 
 def warn(message: str) -> None:
@@ -110,8 +205,12 @@ def emit_json(obj: Any) -> None:
     """
     from tokenwalk.render.safe import json_visible
 
-    sys.stdout.write(json_visible(obj.model_dump_json(indent=2)))
-    sys.stdout.write("\n")
+    try:
+        sys.stdout.write(json_visible(obj.model_dump_json(indent=2)))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise PipeClosed from None
 
 
 def respond(report: Any, json: bool) -> None:
@@ -134,10 +233,33 @@ def load(ref: str, quant: str | None, *, json: bool, no_cache: bool = False):  #
     return loaded
 
 
+def _usage_error(exc: Any) -> int:
+    """A click usage error (missing argument, unknown option, bad value) as one line, exit 2."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `tokenwalk` alone: the help is the answer
+        exc.show()
+        return 0
+    # what the user typed is echoed: control characters are shown, never sent to the terminal
+    message = _line(" ".join(str(exc.format_message()).split()).rstrip("."))
+    path = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "tokenwalk"
+    sys.stderr.write(f"tokenwalk: error: {message} (see `{path} --help`)\n")
+    return 2
+
+
+def _add_exit_codes() -> None:
+    """Give every command's --help the epilog that states its exit codes (once the commands are
+    registered; `app` may already be a built click command, which keeps what it has)."""
+    for info in getattr(app, "registered_commands", ()):
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        if not info.epilog:
+            info.epilog = exit_codes(name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: a `TokenwalkError` becomes one line on stderr and exit code 2."""
+    """Console entry point: a `TokenwalkError` or a usage error becomes one line on stderr and
+    exit code 2; a closed pipe exits 0 (see `exit_codes`)."""
     import tokenwalk.cli  # noqa: F401  (registers the commands)
 
+    _add_exit_codes()
     try:
         rv = app(args=argv, standalone_mode=False)
         if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
@@ -150,13 +272,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("tokenwalk: interrupted\n")
         return 130
-    except BrokenPipeError:
+    except (PipeClosed, BrokenPipeError):
+        _quiet_stdout()
         return 0
+    except SystemExit:
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":  # click's own exit on EPIPE
+            _quiet_stdout()
+            return 0
+        raise
     except Exception as exc:  # the last line of defence: never a traceback for users
         if type(exc).__name__ == "Abort":
             sys.stderr.write("tokenwalk: aborted\n")
             return 1
-        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # click's usage errors
+        if hasattr(exc, "format_message") and getattr(exc, "exit_code", None) == 2:
+            return _usage_error(exc)  # click's usage errors
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # other click exceptions
             exc.show()
             return int(exc.exit_code) or 2
         if os.environ.get("TOKENWALK_DEBUG"):
@@ -170,4 +300,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    sys.exit(code)

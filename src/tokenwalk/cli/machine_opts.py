@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from tokenwalk.cli.app import parse_gb
 from tokenwalk.machine import Machine
 
 __all__ = [
@@ -54,6 +55,8 @@ MemoryOpt = Annotated[
         help="Memory capacity in GiB, as cards and Macs are sold: 24 for a '24 GB' card "
         "(overrides the named machine's). Output prints decimal GB (1e9 bytes).",
         show_default=False,
+        parser=parse_gb,
+        metavar="GiB",
     ),
 ]
 GpuLimitOpt = Annotated[
@@ -64,6 +67,8 @@ GpuLimitOpt = Annotated[
         "(3/4 above 36 GiB) unless raised with `sudo sysctl iogpu.wired_limit_mb=N`: "
         "give N / 1024.",
         show_default=False,
+        parser=parse_gb,
+        metavar="GiB",
     ),
 ]
 BackendOpt = Annotated[

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tokenwalk.cli.app import (
+    CTX_MEANING,
     CachedOpt,
     JsonOpt,
     KvTypeOpt,
@@ -20,8 +21,10 @@ from tokenwalk.cli.app import (
     app,
     load,
     respond,
+    tokens_option,
     warn,
 )
+from tokenwalk.cli.checks import answer, fit_on, system_bytes
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
@@ -41,20 +44,68 @@ if TYPE_CHECKING:
     from tokenwalk.model.model import Model
 
 
+# Presets a hint may suggest when the weights do not fit, largest first.
+_SMALLER_QUANTS = (
+    "Q8_0",
+    "Q6_K",
+    "Q5_K_M",
+    "Q5_K_S",
+    "Q4_K_M",
+    "Q4_K_S",
+    "IQ4_XS",
+    "Q3_K_L",
+    "Q3_K_M",
+    "Q3_K_S",
+    "Q2_K",
+)
+
+
+def _at_preset(model: Model, preset: str) -> Model:
+    """The tensor table llama.cpp would write for `model`'s architecture at `preset`."""
+    from tokenwalk.model.model import Model as _Model
+    from tokenwalk.model.quant import assign_types
+    from tokenwalk.model.synth import synthesize_tensors
+
+    infos = assign_types(model.spec, synthesize_tensors(model.spec), preset)
+    return _Model.from_parts(
+        model.name,
+        model.spec,
+        infos,
+        file_bytes=sum(i.n_bytes for i in infos),
+        file_bytes_exact=False,
+        quant=preset,
+        source=model.source,
+    )
+
+
+def _smaller_quants(models: list[Model]) -> list[tuple[str, list[Model]]]:
+    """The same models at each preset of `_SMALLER_QUANTS` that is smaller than what they are."""
+    from tokenwalk.errors import TokenwalkError
+
+    now = sum(m.tensor_bytes for m in models)
+    out = []
+    for preset in _SMALLER_QUANTS:
+        try:
+            alt = [_at_preset(m, preset) for m in models]
+        except TokenwalkError:
+            return out
+        if sum(m.tensor_bytes for m in alt) < now:
+            out.append((preset, alt))
+    return out
+
+
 def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any) -> BudgetReport:
     """Fit `models` into machine `m`, the system's share given in GB or assumed by its kind."""
-    from tokenwalk.costs.budget import budget_report, default_system_bytes
+    from tokenwalk.costs.budget import SHARED_MEMORY_KINDS, budget_report
 
     if not m.memory_bytes:
         raise InputError(f"machine '{m.slug}' has no memory size; give --memory GB")
-    system = (
-        system_gb * 1e9 if system_gb is not None else default_system_bytes(m.kind, m.memory_bytes)
-    )
     return budget_report(
         models,
         machine=m.slug,
         capacity_bytes=int(m.memory_bytes),
-        system_bytes=int(system),
+        system_bytes=system_bytes(m, system_gb),
+        shared_memory=m.kind in SHARED_MEMORY_KINDS,
         gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
         gpu_limit_note=m.gpu_limit_note,
         **kw,
@@ -72,7 +123,14 @@ def budget(
     ],
     machine: MachineOpt = None,
     ctx: Annotated[
-        int | None, typer.Option("--ctx", "-c", help="Context to reserve per model, in tokens.")
+        int | None,
+        tokens_option(
+            "--ctx",
+            "-c",
+            help="Context to reserve for each model, " + CTX_MEANING + " Default: 16,384 or the "
+            "models' shortest maximum.",
+            show_default=False,
+        ),
     ] = None,
     kv_type: KvTypeOpt = "f16",
     system_gb: SystemGbOpt = None,
@@ -92,11 +150,12 @@ def budget(
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
     when it does not fit."""
+    from tokenwalk.costs.workload import check_workload
+
+    check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    if parallel < 1:
-        raise InputError(f"--parallel must be at least 1, not {parallel}")
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
     report = _budget(
         loaded,
@@ -107,6 +166,17 @@ def budget(
         parallel=parallel,
         ubatch=ubatch,
     )
+    if not report.max_ctx:  # not even the weights fit: work out which smaller quant would
+        report = _budget(
+            loaded,
+            m,
+            system_gb,
+            ctx=ctx,
+            kv_type=kv_type.lower(),
+            parallel=parallel,
+            ubatch=ubatch,
+            smaller_quants=_smaller_quants(loaded),
+        )
     for w in report.warnings:
         warn(w)
     respond(report, json)
@@ -119,7 +189,7 @@ def trace(
     model: ModelArg,
     machine: MachineOpt = None,
     prompt: PromptOpt = 0,
-    output: Annotated[int, typer.Option("--output", "-n", help="Tokens written.")] = 300,
+    output: Annotated[int, tokens_option("--output", "-n", help="Tokens written.")] = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
     cached: CachedOpt = 0,
     restore_kv: Annotated[
@@ -128,6 +198,7 @@ def trace(
     ] = False,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
+    system_gb: SystemGbOpt = None,
     quant: QuantOpt = None,
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
@@ -140,11 +211,14 @@ def trace(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
-    stored, the first token, the decode steps with the context growing, the end."""
+    stored, the first token, the decode steps with the context growing, the end. Warns when
+    the model and the request's KV do not fit."""
     from tokenwalk.costs.trace import trace_report
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
     if prompt < 1:
         raise InputError("give the prompt length with --prompt N (at least 1 token)")
+    check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
@@ -165,7 +239,9 @@ def trace(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
-    respond(report, json)
+    tokens = prompt + output
+    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 
 @app.command()
@@ -186,7 +262,9 @@ def spec(
     alpha: Annotated[
         float, typer.Option("--alpha", "-a", help="Acceptance rate of a draft token, in (0, 1).")
     ] = 0.7,
-    ctx: Annotated[int, typer.Option("--ctx", "-c", help="Context the rounds run at.")] = 4096,
+    ctx: Annotated[
+        int, tokens_option("--ctx", "-c", help="Context the rounds run at (one stream).")
+    ] = 4096,
     kv_type: KvTypeOpt = "f16",
     quant: QuantOpt = None,
     draft_quant: Annotated[
@@ -221,6 +299,7 @@ def spec(
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
     from tokenwalk.costs.spec import mtp_draft_model, spec_report
     from tokenwalk.costs.timing import pass_time
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
     if draft and mtp:
         raise InputError("give either --draft MODEL or --mtp, not both")
@@ -230,6 +309,7 @@ def spec(
         raise InputError(f"--alpha must be between 0 and 1 (exclusive), not {alpha}")
     if gamma < 1:
         raise InputError(f"--gamma must be at least 1 draft token, not {gamma}")
+    check_workload(ctx=ctx, min_ctx=0)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
@@ -254,16 +334,21 @@ def spec(
         mtp=mtp,
         observed_speedup=observed_speedup,
     )
-    if m.memory_bytes:
-        models = [tgt] if mtp else [tgt, drf]
-        fit = _budget(
-            models,
-            m,
-            system_gb,
-            ctx=max(ctx, 1),
-            kv_type=kv_type,
-        )
-        report = report.model_copy(update={"budget": fit})
+    models = [tgt] if mtp else [tgt, drf]
+    warnings = [*report.warnings, *context_warnings([tgt], ctx)]
+    fit = fit_on(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower())
+    update: dict[str, Any] = {"warnings": warnings}
+    if fit is not None:
+        update |= {
+            "fits": fit.fits,
+            "memory": fit,
+            "budget": _budget(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower()),
+        }
+    report = report.model_copy(update=update)
     for w in report.warnings:
         warn(w)
+    if json and fit is not None and not fit.fits:
+        warn(fit.note)
     respond(report, json)
+    if not report.pays or report.fits is False:
+        raise typer.Exit(1)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from tokenwalk.cli.app import (
+    CTX_MEANING,
     JsonOpt,
     KvTypeOpt,
     ModelArg,
@@ -17,6 +16,7 @@ from tokenwalk.cli.app import (
     app,
     load,
     respond,
+    tokens_option,
     warn,
 )
 
@@ -41,10 +41,10 @@ def kv(
     model: ModelArg,
     ctx: Annotated[
         int | None,
-        typer.Option(
+        tokens_option(
             "--ctx",
             "-c",
-            help="Context to reserve, in tokens. Default: 16,384 or the model maximum.",
+            help="Context to reserve, " + CTX_MEANING + " Default: 16,384 or the model maximum.",
             show_default=False,
         ),
     ] = None,
@@ -58,7 +58,9 @@ def kv(
     """How much memory the context takes: KV bytes per token by layer kind (full, sliding, MLA),
     the fixed state of recurrent layers, the total at --ctx, and a sweep of contexts."""
     from tokenwalk.costs.kv import kv_report
+    from tokenwalk.costs.workload import check_workload
 
+    check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     loaded = load(model, quant, json=json, no_cache=no_cache)
     report = kv_report(loaded.model, ctx, kv_type, parallel, ubatch)
     for w in report.warnings:

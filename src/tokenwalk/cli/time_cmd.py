@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from tokenwalk.cli.app import (
+    CTX_MEANING,
     CachedOpt,
     JsonOpt,
     KvTypeOpt,
@@ -15,11 +14,13 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
+    SystemGbOpt,
     UbatchOpt,
     app,
     load,
-    respond,
+    tokens_option,
 )
+from tokenwalk.cli.checks import answer, fit_on
 from tokenwalk.cli.machine_opts import (
     BackendOpt,
     BandwidthOpt,
@@ -39,10 +40,13 @@ def decode(
     machine: MachineOpt = None,
     ctx: Annotated[
         int,
-        typer.Option("--ctx", "-c", help="Tokens already in the context (their KV is read)."),
+        tokens_option(
+            "--ctx", "-c", help="Tokens already in the context (their KV is read), " + CTX_MEANING
+        ),
     ] = 0,
     kv_type: KvTypeOpt = "f16",
     parallel: ParallelOpt = 1,
+    system_gb: SystemGbOpt = None,
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
@@ -55,15 +59,21 @@ def decode(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """How fast a model writes: the bandwidth ceiling, the estimate, what a step reads, and
-    how it compares with reading speed."""
+    how it compares with reading speed. Warns when the model and its KV do not fit."""
     from tokenwalk.costs.timing import decode_report
+    from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 
+    check_workload(ctx=ctx, parallel=parallel, min_ctx=0)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    loaded = load(model, quant, json=json, no_cache=no_cache)
-    report = decode_report(loaded.model, m, ctx=ctx, kv_type=kv_type, parallel=parallel)
-    respond(report, json)
+    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    per_stream = tokens_per_stream(ctx, parallel)
+    # each stream reads its own share of the context; the answer reports the total asked
+    report = decode_report(mdl, m, ctx=per_stream, kv_type=kv_type, parallel=parallel)
+    report = report.model_copy(update={"ctx": ctx})
+    fit = fit_on([mdl], m, system_gb, ctx=ctx, kv_type=kv_type.lower(), parallel=parallel)
+    answer(report, fit, context_warnings([mdl], per_stream, "a stream's context"), json)
 
 
 @app.command()
@@ -74,6 +84,7 @@ def prefill(
     cached: CachedOpt = 0,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
+    system_gb: SystemGbOpt = None,
     bandwidth: BandwidthOpt = None,
     tflops: TflopsOpt = None,
     memory: MemoryOpt = None,
@@ -86,14 +97,16 @@ def prefill(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """How long the silence before the first token lasts: the prompt in chunks, each compute-
-    or memory-bound, the attention share, and what a prefix cache saves."""
+    or memory-bound, the attention share, and what a prefix cache saves. Warns when the model
+    and the prompt's KV do not fit."""
     from tokenwalk.costs.timing import prefill_report
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
+    check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    loaded = load(model, quant, json=json, no_cache=no_cache)
-    report = prefill_report(
-        loaded.model, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
-    )
-    respond(report, json)
+    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    report = prefill_report(mdl, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type)
+    fit = fit_on([mdl], m, system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)
+    answer(report, fit, context_warnings([mdl], prompt, "a prompt"), json)

@@ -9,13 +9,21 @@ Compute buffers follow what llama.cpp reserves for one micro-batch: the logits o
 tokens in f32 (ubatch x n_vocab x 4 bytes) plus activations of about 2 x n_embd f32 values per
 token (checked with `llama-fit-params -v`: 514.5 MiB for gemma-3-270m, 311 MiB for a Qwen2 7B at
 ubatch 512).
+
+The same accounting answers every timing command's "does it fit" (`memory_fit`): a speed is
+only reached when the weights and the KV are in the machine's memory.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import cache
+from typing import TypeVar
+
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import kv_bytes, state_bytes
+from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 
@@ -29,7 +37,16 @@ __all__ = [
     "ROOM_FRACTION",
     "SHARED_MEMORY_KINDS",
     "default_system_bytes",
+    "OLLAMA_KV_TYPES",
+    "MemoryFit",
+    "memory_fit",
+    "FitChecked",
+    "with_fit",
+    "offload_layers",
 ]
+
+# Cache types Ollama's OLLAMA_KV_CACHE_TYPE takes (llama.cpp takes more, see kv.KV_TYPES).
+OLLAMA_KV_TYPES = ("f16", "q8_0", "q4_0")
 
 # Machines whose GPU shares memory with the operating system and its apps.
 SHARED_MEMORY_KINDS = ("igpu", "apple", "cpu", "sbc")
@@ -100,6 +117,7 @@ class BudgetReport(BaseModel):
     default_kv_bytes: float  # KV at that default
     settings: dict[str, str]
     warnings: list[str]
+    hints: list[str] = []  # when not even the weights fit: a smaller quant, offload
 
 
 def _used(models: list[Model], ctx: int, kv_type: str, parallel: int, ubatch: int) -> float:
@@ -147,11 +165,18 @@ def budget_report(
     kv_type: str = "f16",
     parallel: int = 1,
     ubatch: int = 512,
+    shared_memory: bool = False,
+    smaller_quants: Sequence[tuple[str, list[Model]]] = (),
     gpu_limit_bytes: int | None = None,
     gpu_limit_note: str = "",
 ) -> BudgetReport:
     """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`,
-    and within `gpu_limit_bytes` where the GPU may hold less."""
+    and within `gpu_limit_bytes` where the GPU may hold less.
+
+    `ctx` is the total of the `parallel` streams (llama.cpp's -c). When not even the weights fit,
+    `smaller_quants` (preset, the same models at that preset), largest first, give the hint of
+    the first that fits; `shared_memory` says whether offloading layers to the CPU can help.
+    """
     if not models:
         raise InputError("give at least one model")
     if capacity_bytes <= 0:
@@ -163,11 +188,12 @@ def budget_report(
             f"--system-gb {system_bytes / 1e9:g} leaves nothing of {capacity_bytes / 1e9:g} GB"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
+    # the shortest trained context bounds every stream of every model loaded together
+    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
     if ctx is None:
-        ctx = min(16384, trained) if trained else 16384
-    if ctx < 1:
-        raise InputError(f"--ctx must be at least 1 token, not {ctx}")
-    warnings = []
+        ctx = min(16384, shortest * parallel) if shortest else 16384
+    check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
     rows = []
     for m in models:
         w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch)
@@ -181,11 +207,6 @@ def budget_report(
                 max_ctx=m.spec.n_ctx_train,
             )
         )
-        if m.spec.n_ctx_train and ctx > m.spec.n_ctx_train:
-            warnings.append(
-                f"{m.name}: context {ctx:,} is beyond its trained maximum of "
-                f"{m.spec.n_ctx_train:,} tokens"
-            )
     weights = sum(r.weights_bytes for r in rows)
     kv_total = sum(r.kv_bytes + r.state_bytes for r in rows)
     buffers = sum(r.buffers_bytes for r in rows)
@@ -203,7 +224,8 @@ def budget_report(
         verdict = "fits with room"
     else:
         verdict = "tight"
-    best = max_context_that_fits(models, room, kv_type, parallel, ubatch, limit=trained or None)
+    limit = shortest * parallel or None
+    best = max_context_that_fits(models, room, kv_type, parallel, ubatch, limit=limit)
 
     default_ctx = trained or ctx
     default_kv = sum(
@@ -217,16 +239,21 @@ def budget_report(
             f"{kv_total / 1e9:.2f} GB: set the context to what you need"
         )
     if best and best < ctx:
-        warnings.append(f"the largest context that fits is {best:,} tokens")
-
-    quant_cache = kv_type != "f16"
-    settings = {
-        "OLLAMA_CONTEXT_LENGTH": str(ctx),
-        "OLLAMA_KV_CACHE_TYPE": kv_type,
-        "OLLAMA_FLASH_ATTENTION": "1",
-        "llama.cpp": f"-c {ctx} -ctk {kv_type} -ctv {kv_type} -fa {'on' if quant_cache else 'auto'}"
-        + (f" -np {parallel}" if parallel > 1 else ""),
-    }
+        warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
+    hints = (
+        _not_even_the_weights(
+            models, room, ctx, kv_type, parallel, ubatch, shared_memory, smaller_quants
+        )
+        if not best
+        else []
+    )
+    # the settings apply what fits: the context asked, or the largest that fits below it
+    settings = _settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
+    if settings and kv_type not in OLLAMA_KV_TYPES:
+        warnings.append(
+            f"Ollama's OLLAMA_KV_CACHE_TYPE takes only {', '.join(OLLAMA_KV_TYPES)}: "
+            f"a {kv_type} cache needs llama.cpp"
+        )
     return BudgetReport(
         machine=machine,
         capacity_bytes=capacity_bytes,
@@ -249,4 +276,158 @@ def budget_report(
         default_kv_bytes=default_kv,
         settings=settings,
         warnings=warnings,
+        hints=hints,
     )
+
+
+def _settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:
+    """Runtime settings that reserve `ctx` tokens in all: Ollama's context is per request
+    (its memory scales with OLLAMA_NUM_PARALLEL x OLLAMA_CONTEXT_LENGTH), llama.cpp's -c is the
+    total of its -np streams. Ollama's settings only for the cache types Ollama takes."""
+    settings: dict[str, str] = {}
+    if kv_type in OLLAMA_KV_TYPES:
+        settings["OLLAMA_CONTEXT_LENGTH"] = str(tokens_per_stream(ctx, parallel))
+        if parallel > 1:
+            settings["OLLAMA_NUM_PARALLEL"] = str(parallel)
+        settings["OLLAMA_KV_CACHE_TYPE"] = kv_type
+        settings["OLLAMA_FLASH_ATTENTION"] = "1"
+    fa = "on" if kv_type != "f16" else "auto"  # a quantized V cache needs flash attention
+    settings["llama.cpp"] = f"-c {ctx} -ctk {kv_type} -ctv {kv_type} -fa {fa}" + (
+        f" -np {parallel}" if parallel > 1 else ""
+    )
+    return settings
+
+
+def offload_layers(model: Model, room_bytes: float, ctx: int, kv_type: str = "f16") -> int:
+    """Layers of `model` that fit in `room_bytes` next to its non-layer tensors and buffers
+    (llama.cpp -ngl): (room - globals - buffers) / (layer weights + layer KV), rounded down."""
+    n = max(1, model.spec.n_layer_all)
+    globals_bytes = sum(t.info.n_bytes for t in model.tensors if t.layer is None)
+    per_layer = (model.tensor_bytes - globals_bytes) / n
+    per_layer += (kv_bytes(model, ctx, kv_type) + state_bytes(model)) / max(1, model.spec.n_layer)
+    free = room_bytes - globals_bytes - compute_buffer_bytes(model)
+    return max(0, min(n, int(free // per_layer))) if per_layer > 0 else 0
+
+
+def _not_even_the_weights(
+    models: list[Model],
+    room: float,
+    ctx: int,
+    kv_type: str,
+    parallel: int,
+    ubatch: int,
+    shared_memory: bool,
+    smaller_quants: Sequence[tuple[str, list[Model]]],
+) -> list[str]:
+    """What to try when nothing fits: the largest smaller quant that fits (at `ctx`, else at
+    the largest context it leaves room for), and offloading layers where the GPU has its own
+    memory."""
+    hints = []
+    fallback = ""
+    for preset, alt in smaller_quants:
+        limit = min((m.spec.n_ctx_train for m in alt if m.spec.n_ctx_train), default=0)
+        best = max_context_that_fits(
+            alt, room, kv_type, parallel, ubatch, limit=limit * parallel or None
+        )
+        if best >= ctx:
+            hints.append(f"--quant {preset} fits at {ctx:,} tokens")
+            break
+        if best and not fallback:
+            fallback = f"--quant {preset} fits up to {best:,} tokens"
+    else:
+        if fallback:
+            hints.append(fallback)
+        elif smaller_quants:
+            hints.append(f"no quant down to {smaller_quants[-1][0]} fits")
+    if shared_memory:
+        hints.append("offloading layers does not help: the GPU shares this memory with the CPU")
+    elif len(models) == 1:
+        m = models[0]
+        n = offload_layers(m, room, ctx, kv_type)
+        hints.append(
+            f"offload: about {n} of {m.spec.n_layer_all} layers fit in this memory "
+            f"(llama.cpp -ngl {n}); the rest runs on the CPU from system RAM, far slower"
+        )
+    else:
+        hints.append("offload layers to the CPU (llama.cpp -ngl), far slower")
+    return hints
+
+
+class MemoryFit(BaseModel):
+    """Whether the model(s) of a timing answer and their KV fit the machine's memory."""
+
+    model_config = ConfigDict(frozen=True)
+    fits: bool
+    ctx: int  # context reserved, all streams
+    capacity_bytes: int
+    system_bytes: int
+    needed_bytes: int  # weights + KV + recurrent state + compute buffers
+    free_bytes: int  # capacity - system - needed; negative when it does not fit
+    note: str
+
+
+def memory_fit(
+    models: list[Model],
+    *,
+    capacity_bytes: int,
+    system_bytes: int,
+    ctx: int,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+    gpu_limit_bytes: int | None = None,
+) -> MemoryFit:
+    """needed = sum(weights + KV at ctx + state + buffers) against the room: capacity - system,
+    capped at `gpu_limit_bytes` where the GPU may hold less (bytes)."""
+    needed = int(_used(models, ctx, kv_type, parallel, ubatch))
+    room = capacity_bytes - system_bytes
+    limited = gpu_limit_bytes is not None and gpu_limit_bytes < room
+    if limited:
+        room = gpu_limit_bytes
+    free = int(room - needed)
+    fits = free >= 0
+    what = " and ".join(m.name for m in models)
+    if fits:
+        note = f"{what} fits: {free / 1e9:.1f} GB free at {ctx:,} tokens"
+    else:
+        left = "the GPU may hold" if limited else "left by the system"
+        note = (
+            f"{what} does not fit: it needs {needed / 1e9:.1f} GB at {ctx:,} tokens, "
+            f"{-free / 1e9:.1f} GB more than the {room / 1e9:.1f} GB {left}; "
+            "these times assume it all in memory (`tokenwalk budget`)"
+        )
+    return MemoryFit(
+        fits=fits,
+        ctx=ctx,
+        capacity_bytes=int(capacity_bytes),
+        system_bytes=int(system_bytes),
+        needed_bytes=needed,
+        free_bytes=free,
+        note=note,
+    )
+
+
+class FitChecked(BaseModel):
+    """What every timing answer adds: does it fit (None: the machine has no memory size), the
+    accounting behind it, and warnings such as a context beyond the trained maximum."""
+
+    fits: bool | None = None
+    memory: MemoryFit | None = None
+    warnings: list[str] = []
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+@cache
+def _checked_type(cls: type[BaseModel]) -> type[BaseModel]:
+    return type(cls.__name__, (cls, FitChecked), {"__module__": cls.__module__})
+
+
+def with_fit(report: R, fit: MemoryFit | None, warnings: Sequence[str] = ()) -> R:
+    """`report` with the fields of `FitChecked` added: the same type name and view, and
+    `fits`, `memory` and `warnings` in its JSON."""
+    cls = _checked_type(type(report))
+    values = {name: getattr(report, name) for name in type(report).model_fields}
+    extra = {"fits": fit.fits if fit else None, "memory": fit, "warnings": list(warnings)}
+    return cls(**values, **extra)  # type: ignore[return-value]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+from tokenwalk.errors import UnknownNameError
 from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from tokenwalk.gguf.reader import align_up
 from tokenwalk.model.layers import Attention, Layer
@@ -162,19 +163,8 @@ def kv_report(
     max_ctx = model.spec.n_ctx_train or 0
     if ctx is None:
         ctx = min(max_ctx, 16384) if max_ctx else 4096
-    if ctx < 1:
-        raise InputError(f"--ctx must be at least 1 token, not {ctx}")
-    if parallel < 1:
-        raise InputError(f"--parallel must be at least 1, not {parallel}")
-    if ubatch < 1:
-        raise InputError(f"--ubatch must be at least 1, not {ubatch}")
-    if ctx > 1 << 30:
-        raise InputError(f"--ctx {ctx:,} is beyond any model's context")
-    warnings = []
-    if max_ctx and ctx > max_ctx:
-        warnings.append(
-            f"context {ctx:,} is beyond the model's trained maximum of {max_ctx:,} tokens"
-        )
+    check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    warnings = context_warnings([model], tokens_per_stream(ctx, parallel), "a stream's context")
 
     kinds: dict[str, dict[str, float]] = {}
     full_cells = context_cells(ctx, parallel)

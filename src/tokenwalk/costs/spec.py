@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.costs.budget import BudgetReport
+from tokenwalk.costs.budget import BudgetReport, MemoryFit
 from tokenwalk.costs.weights import experts_woken
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
@@ -192,6 +192,8 @@ class SpecReport(BaseModel):
     observed_alpha: float | None = None  # the alpha that reproduces observed_speedup
     # target and draft loaded together, when the machine has a memory size
     budget: BudgetReport | None = None
+    fits: bool | None = None  # both in memory at ctx; None when the machine has no memory size
+    memory: MemoryFit | None = None
 
 
 def spec_report(
@@ -216,8 +218,12 @@ def spec_report(
         raise InputError(f"--gamma {gamma} is beyond any useful draft length (at most 64)")
     if ctx < 0:
         raise InputError(f"--ctx cannot be negative ({ctx})")
-    if observed_speedup is not None and not 0.0 < observed_speedup < 100.0:
-        raise InputError(f"--observed-speedup must be a positive ratio, not {observed_speedup}")
+    if observed_speedup is not None and not 0.0 < observed_speedup <= gamma + 1:
+        # a round yields at most gamma + 1 tokens for at least one verify pass of the target
+        raise InputError(
+            f"--observed-speedup {observed_speedup:g} is impossible with {gamma} draft tokens: "
+            f"a round yields at most {gamma + 1} tokens, so the speedup is at most {gamma + 1}x"
+        )
     dpt = draft_pass_time or pass_time
     t_step = pass_time(target, 1, ctx)
     t_draft = dpt(draft, 1, ctx)

@@ -23,6 +23,12 @@ _VIEWS = {
 
 
 def render(report: Any, console: Console) -> None:
-    """Print the Rich view of a result object."""
+    """Print the Rich view of a result object; a timing answer whose model does not fit the
+    machine's memory (`costs.budget.FitChecked`) ends with that warning, in red."""
     module, name = _VIEWS[type(report).__name__]
     getattr(import_module(module), name)(report, console)
+    memory = getattr(report, "memory", None)
+    if memory is not None and not memory.fits:
+        from tokenwalk.render.safe import safe_text
+
+        console.print(safe_text(f"warning: {memory.note}", style="bold red", limit=None))

@@ -69,6 +69,8 @@ def render_budget(r: BudgetReport, console: Console) -> None:
         )
     for k, v in r.settings.items():
         summary.add_row(safe_text(k), safe_text(v, limit=None))
+    for hint in r.hints:
+        summary.add_row("try", safe_text(hint, limit=None))
     console.print(Group(t, "", summary))
     console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
 
@@ -167,7 +169,9 @@ def render_spec(r: SpecReport, console: Console) -> None:
     head.add_row(
         "speedup",
         Text(f"{r.speedup:.2f}x", style=style),
-        "pays" if r.pays else "loses: slower than plain decoding",
+        ("pays" if r.fits is not False else "would pay, but they do not fit in memory")
+        if r.pays
+        else "loses: slower than plain decoding",
     )
     be = f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "never"
     head.add_row("break-even acceptance", be, f"at {r.gamma} draft tokens")

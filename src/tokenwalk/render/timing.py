@@ -6,7 +6,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from tokenwalk.costs.timing import DecodeReport, PrefillReport
+from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
 from tokenwalk.render.safe import safe_markup, visible
@@ -20,6 +20,13 @@ def fit_line(fit: Efficiency) -> str:
         f"products of {fit.rows_half:,.0f} rows), {fit.overhead_s * 1e6:,.0f} us per layer; "
         f"from {safe_markup(fit.source)}"
     )
+
+
+def _short_seconds(s: float) -> str:
+    """Like `seconds`, with microseconds below a millisecond (never a bare "0 ms")."""
+    if 0 < s < 0.5e-6:
+        return "< 1 us"
+    return f"{s * 1e6:,.0f} us" if 0 < s < 1e-3 else seconds(s)
 
 
 def _kv(t: Table, key: str, value: str, note: str = "") -> None:
@@ -39,8 +46,8 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
         f"decode at {count(r.ctx)} tokens"
     )
-    if r.parallel > 1:
-        title += f" x {r.parallel} streams"
+    if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
+        title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
     reads = Table()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
@@ -65,13 +72,17 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
     )
     if r.tflops:
-        _kv(
-            s,
-            "  compute",
-            seconds(r.compute_s),
-            f"matrix FLOPs / ({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
-            + ("; weights on mat-vec kernels" if r.parallel <= 8 else ""),
-        )
+        rates = f"({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
+        if r.parallel <= MATVEC_MAX_BATCH:  # the weight products ride on the memory time
+            _kv(
+                s,
+                "  compute",
+                _short_seconds(r.compute_s),
+                f"attention only / {rates}: the weights' {r.flops_per_token / 1e9:,.1f} GFLOP "
+                "per token run on mat-vec kernels, inside the memory time",
+            )
+        else:
+            _kv(s, "  compute", _short_seconds(r.compute_s), f"matrix FLOPs / {rates}")
     _kv(s, "  overhead", seconds(r.overhead_s), "fixed cost per layer")
     _kv(
         s,

@@ -1,0 +1,55 @@
+"""What every timing command does around its answer: check the workload, say whether the model
+and its KV fit the machine, warn, print. The checks themselves live in `costs.workload` and
+`costs.budget`; this module only wires them to the options."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tokenwalk.cli.app import respond, warn
+
+if TYPE_CHECKING:
+    from tokenwalk.costs.budget import MemoryFit
+    from tokenwalk.machine import Machine
+    from tokenwalk.model.model import Model
+
+__all__ = ["system_bytes", "fit_on", "answer"]
+
+
+def system_bytes(m: Machine, system_gb: float | None) -> int:
+    """Memory held by the system: --system-gb, else what the machine's kind suggests."""
+    from tokenwalk.costs.budget import default_system_bytes
+
+    if system_gb is not None:
+        return int(system_gb * 1e9)
+    return default_system_bytes(m.kind, m.memory_bytes or 0)
+
+
+def fit_on(
+    models: list[Model], m: Machine, system_gb: float | None, *, ctx: int, **kw: Any
+) -> MemoryFit | None:
+    """Do `models` with `ctx` tokens of KV fit machine `m`? None when it has no memory size."""
+    from tokenwalk.costs.budget import memory_fit
+
+    if not m.memory_bytes:
+        return None
+    return memory_fit(
+        models,
+        capacity_bytes=int(m.memory_bytes),
+        system_bytes=system_bytes(m, system_gb),
+        ctx=ctx,
+        gpu_limit_bytes=int(m.gpu_usable_bytes) if m.gpu_usable_bytes else None,
+        **kw,
+    )
+
+
+def answer(report: Any, fit: MemoryFit | None, warnings: list[str], json: bool) -> None:
+    """Print a timing answer with its fit and warnings: warnings on stderr; the fit note in the
+    view (a red line) or, for --json, in the `fits` and `memory` keys and on stderr."""
+    from tokenwalk.costs.budget import with_fit
+
+    for w in warnings:
+        warn(w)
+    if json and fit is not None and not fit.fits:
+        warn(fit.note)
+    respond(with_fit(report, fit, warnings), json)

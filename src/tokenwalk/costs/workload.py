@@ -1,0 +1,93 @@
+"""What a user asks a model to run, checked in one place: contexts, streams, batches, prompts.
+
+Every command passes its numbers through `check_workload` before computing anything: what no
+runtime can run is refused (an `InputError`, exit code 2) with the same words everywhere. A
+context beyond what a model was trained on is not refused, since llama.cpp runs it (it logs
+"possible training context overflow"); `context_warnings` says so, in every command alike.
+
+The context `ctx` is llama.cpp's -c: the total of all `parallel` streams. llama.cpp gives each
+stream n_ctx_seq = ctx / parallel cells (llama-context.cpp) and refuses n_ctx_seq = 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenwalk.errors import InputError
+from tokenwalk.model.model import Model
+
+__all__ = [
+    "MAX_TOKENS",
+    "MAX_PARALLEL",
+    "MAX_UBATCH",
+    "MAX_OUTPUT",
+    "tokens_per_stream",
+    "check_workload",
+    "context_warnings",
+]
+
+MAX_TOKENS = 1 << 30  # a billion tokens: beyond any model's context
+MAX_PARALLEL = 256  # llama.cpp's LLAMA_MAX_SEQ (llama-cparams.h): n_seq_max must be <= 256
+MAX_UBATCH = 1 << 20
+MAX_OUTPUT = 1 << 24
+
+
+def tokens_per_stream(ctx: int, parallel: int = 1) -> int:
+    """Context one stream holds: ctx / parallel tokens, rounded down (llama.cpp's n_ctx_seq)."""
+    return ctx // max(1, parallel)
+
+
+def _range(name: str, value: int, lo: int, hi: int, unit: str = "tokens") -> None:
+    if value < lo:
+        raise InputError(f"{name} must be at least {lo:,} {unit}, not {value:,}")
+    if value > hi:
+        raise InputError(f"{name} {value:,} is beyond what any runtime runs (at most {hi:,})")
+
+
+def check_workload(
+    *,
+    ctx: int | None = None,
+    parallel: int = 1,
+    ubatch: int | None = None,
+    prompt: int | None = None,
+    cached: int | None = None,
+    output: int | None = None,
+    min_ctx: int = 1,
+) -> None:
+    """Refuse what cannot run: counts out of range, a context split into streams of no token,
+    a prefix cache as long as the prompt. `min_ctx` is 0 where an empty context means something
+    (a decode step at the start)."""
+    if parallel > MAX_PARALLEL:
+        raise InputError(
+            f"--parallel {parallel:,} is beyond llama.cpp's {MAX_PARALLEL} parallel sequences"
+        )
+    _range("--parallel", parallel, 1, MAX_PARALLEL, "stream")
+    if ctx is not None:
+        _range("--ctx", ctx, min_ctx, MAX_TOKENS)
+        if 0 < ctx < parallel:
+            raise InputError(
+                f"--ctx {ctx:,} split over {parallel:,} streams leaves each less than one token "
+                "(--ctx is the total of all streams, as llama.cpp's -c)"
+            )
+    if ubatch is not None:
+        _range("--ubatch", ubatch, 1, MAX_UBATCH)
+    if prompt is not None:
+        _range("--prompt", prompt, 1, MAX_TOKENS)
+    if cached is not None:
+        _range("--cached", cached, 0, MAX_TOKENS)
+        if prompt is not None and cached >= prompt:
+            raise InputError(
+                f"--cached {cached:,} must be below --prompt {prompt:,} (at least one token runs)"
+            )
+    if output is not None:
+        _range("--output", output, 0, MAX_OUTPUT)
+
+
+def context_warnings(models: Iterable[Model], tokens: int, what: str = "context") -> list[str]:
+    """One warning per model whose trained context is shorter than `tokens` (per stream)."""
+    return [
+        f"{m.name}: {what} of {tokens:,} tokens is beyond its trained maximum of "
+        f"{m.spec.n_ctx_train:,} tokens (llama.cpp runs it; the model was not trained that far)"
+        for m in models
+        if m.spec.n_ctx_train and tokens > m.spec.n_ctx_train
+    ]

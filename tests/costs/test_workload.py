@@ -1,0 +1,70 @@
+"""The workload checks every command shares: what is refused, what is only warned about."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenwalk.costs.kv import kv_bytes, kv_report
+from tokenwalk.costs.workload import (
+    MAX_PARALLEL,
+    check_workload,
+    context_warnings,
+    tokens_per_stream,
+)
+from tokenwalk.errors import InputError
+from tokenwalk.model.resolve import load_model
+
+
+@pytest.fixture(scope="module")
+def llama3():
+    return load_model("llama-3-8b").model  # trained on 8,192 tokens
+
+
+@pytest.mark.parametrize(
+    "kw, needle",
+    [
+        ({"parallel": 9000}, "256 parallel sequences"),
+        ({"parallel": 0}, "--parallel must be at least 1"),
+        ({"ctx": 0}, "--ctx must be at least 1"),
+        ({"ctx": 100, "parallel": 200}, "less than one token"),
+        ({"ctx": 1 << 31}, "beyond what any runtime runs"),
+        ({"ubatch": 0}, "--ubatch"),
+        ({"prompt": 10, "cached": 10}, "must be below --prompt"),
+        ({"output": -1}, "--output"),
+    ],
+)
+def test_impossible_workloads_are_refused(kw, needle):
+    with pytest.raises(InputError, match=needle):
+        check_workload(**kw)
+
+
+def test_an_empty_context_is_a_decode_step_at_the_start():
+    check_workload(ctx=0, parallel=4, min_ctx=0)
+
+
+@given(st.integers(1, 1 << 30), st.integers(1, MAX_PARALLEL))
+def test_what_passes_the_checks_has_kv_in_every_stream(ctx, parallel):
+    try:
+        check_workload(ctx=ctx, parallel=parallel)
+    except InputError:
+        assert ctx < parallel
+    else:
+        assert tokens_per_stream(ctx, parallel) >= 1
+
+
+def test_kv_never_reports_zero_bytes_for_a_context_it_accepts(llama3):
+    # `kv llama-3-8b --parallel 9000` reported 0 B
+    with pytest.raises(InputError):
+        kv_report(llama3, None, parallel=9000)
+    assert kv_bytes(llama3, 8192, parallel=MAX_PARALLEL) > 0
+
+
+def test_trained_maximum_is_per_stream(llama3):
+    assert context_warnings([llama3], 8192) == []
+    (w,) = context_warnings([llama3], 8193)
+    assert "beyond its trained maximum of 8,192" in w
+    # 16,384 tokens over two streams is 8,192 each: what llama.cpp checks (n_ctx_seq)
+    assert kv_report(llama3, 16384, parallel=2).warnings == []
+    assert kv_report(llama3, 16384, parallel=1).warnings
