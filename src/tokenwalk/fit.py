@@ -13,8 +13,9 @@ The parameters of a row are a sum of offsets along a hierarchy of groups (log un
 
 so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
 gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). A parameter whose prior width
-is 0 at a level has no offsets there: rows_half is one number for every machine, because
-cross-validation predicts unseen devices better with it pooled than fitted per group. All
+is 0 at a level has no offsets there: rows_half has offsets only per backend (it is a property
+of a backend's matrix kernels, and cross-validation predicts unseen devices worse when vendors,
+kinds or machines move it too). All
 offsets are fitted at once by robust non-linear least squares
 (`scipy.optimize.least_squares`, trust region, analytic Jacobian):
 
@@ -58,7 +59,7 @@ HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "global": (3.0, 3.0, 3.0, 3.0),
     "vendor": (0.3, 1.0, 1.0, 0.0),
-    "backend": (0.3, 1.0, 1.0, 0.0),
+    "backend": (0.3, 1.0, 1.0, 0.7),
     "kind": (0.3, 1.0, 1.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0),
     "machine": (0.5, 0.7, 1.0, 0.0),
