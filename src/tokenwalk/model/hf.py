@@ -275,6 +275,11 @@ def _gpt_oss(c: _Cfg) -> dict[str, Any]:
         n_ff_exp=c.int("intermediate_size", minimum=1),
         n_ff=(0,) * n,
     )
+    # OpenAI's checkpoints store the expert weights in MXFP4; the converter repacks them into
+    # ggml's MXFP4 blocks as they are (GptOssModel.repack_mxfp4) under every output type
+    quant = c.get("quantization_config")
+    if isinstance(quant, Mapping) and quant.get("quant_method") == "mxfp4":
+        kw["expert_weights_type"] = "MXFP4"
     return kw
 
 

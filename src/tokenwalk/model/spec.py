@@ -94,6 +94,9 @@ class ArchSpec:
     shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
     rope_freqs: bool = False  # a rope_freqs.weight tensor of n_rot/2 factors (Llama 3 rope scaling)
     expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3)
+    # ggml type name the routed-expert weights arrive in from the checkpoint, written as they are
+    # by the converter ("MXFP4" for gpt-oss); "" when they are converted from floats
+    expert_weights_type: str = ""
 
     @property
     def n_layer(self) -> int:
