@@ -320,6 +320,40 @@ def _deepseek2(c: _Cfg) -> dict[str, Any]:
     return kw
 
 
+def _glm4moe(c: _Cfg) -> dict[str, Any]:
+    """GLM-4.5 / 4.6 and GLM-4.5-Air (Glm4MoeForCausalLM), llama.cpp's ``glm4moe``.
+
+    ``first_k_dense_replace`` dense blocks, then MoE blocks: ``n_routed_experts`` experts of
+    ``moe_intermediate_size`` behind a sigmoid router with its correction bias, and
+    ``n_shared_experts`` shared experts of the same width. GQA attention with ``head_dim``
+    (not hidden / heads), q/k/v biases (``attention_bias``), q/k norms (``use_qk_norm``).
+    Partial RoPE (``partial_rotary_factor``) changes no tensor and no cache. The converter
+    appends the ``num_nextn_predict_layers`` MTP blocks (Glm4MoeModel: block_count grows).
+    """
+    kw = _base(c, "glm4moe")
+    lead = c.int("first_k_dense_replace", 0)
+    n_shared = c.int("n_shared_experts", 0)
+    n_ff_exp = c.int("moe_intermediate_size", minimum=1)
+    if lead:
+        _require_ffn(c, kw)
+    kw.update(
+        n_ff=tuple(f if il < lead else 0 for il, f in enumerate(kw["n_ff"])),
+        n_layer_dense_lead=lead,
+        n_expert=c.first_int(("n_routed_experts", "num_local_experts")),
+        n_expert_used=c.int("num_experts_per_tok", minimum=1),
+        n_expert_shared=n_shared,
+        n_ff_exp=n_ff_exp,
+        n_ff_shexp=n_ff_exp * n_shared,
+        expert_probs_bias=True,
+        qkv_bias=c.bool("attention_bias", False),
+        qk_norm=c.bool("use_qk_norm", False),
+    )
+    n_mtp = c.first_int(("num_nextn_predict_layers", "num_mtp_layers"), 0)
+    if n_mtp:
+        _extend(kw, n_mtp, n_head=kw["n_head"][0], n_head_kv=kw["n_head_kv"][0], n_ff=0)
+    return kw
+
+
 def _granitehybrid(c: _Cfg) -> dict[str, Any]:
     kw = _base(c, "granitehybrid", tied_default=True)
     n = kw["n_layer_all"]
@@ -426,6 +460,7 @@ _READERS: dict[str, Callable[[_Cfg], dict[str, Any]]] = {
     "deepseek_v2": _deepseek2,
     "deepseek_v3": _deepseek2,
     "kimi_k2": _deepseek2,
+    "glm4_moe": _glm4moe,
     "granitemoehybrid": _granitehybrid,
     "lfm2": _lfm2,
     "phi3": _phi3,

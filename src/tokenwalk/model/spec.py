@@ -29,6 +29,7 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "gemma4",
     "gpt-oss",
     "deepseek2",
+    "glm4moe",
     "granitehybrid",
     "lfm2",
     "phi3",
@@ -93,7 +94,9 @@ class ArchSpec:
     tied_embeddings: bool = False
     shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
     rope_freqs: bool = False  # a rope_freqs.weight tensor of n_rot/2 factors (Llama 3 rope scaling)
-    expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3)
+    expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3, GLM-4.5)
+    qkv_bias: bool = False  # biases on the q/k/v projections (GLM-4.5's attention_bias)
+    qk_norm: bool = False  # per-head q/k RMS norms (GLM-4.5 355B's use_qk_norm)
     # ggml type name the routed-expert weights arrive in from the checkpoint, written as they are
     # by the converter ("MXFP4" for gpt-oss); "" when they are converted from floats
     expert_weights_type: str = ""
@@ -338,6 +341,12 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         kw["head_v_mla"] = m.int("attention.value_length_mla", head_v)
         # gating func 2 (sigmoid) comes with e_score_correction_bias -> exp_probs_b
         kw["expert_probs_bias"] = n_expert > 0 and m.int("expert_gating_func", 0) == 2
+
+    if arch == "glm4moe":
+        # the sigmoid router always comes with its correction bias (a required tensor)
+        kw["expert_probs_bias"] = n_expert > 0
+        if n_expert and not kw["n_ff_shexp"]:
+            kw["n_ff_shexp"] = kw["n_ff_exp"] * kw["n_expert_shared"]  # as llama.cpp derives it
 
     if arch == "gemma4":
         kw["shared_kv_layers"] = m.int("attention.shared_kv_layers", 0)
