@@ -19,6 +19,7 @@ __all__ = [
     "SUPPORTED_ARCHITECTURES",
     "from_gguf_metadata",
     "check_architecture",
+    "beyond_limit",
     "check_limits",
     "show_number",
 ]
