@@ -177,3 +177,64 @@ def test_preset_lookup() -> None:
     assert preset("MXFP4_MOE") is PRESETS["MXFP4"]
     with pytest.raises(UnknownNameError, match="'Q4_K_X'.*Q4_K_M"):
         preset("Q4_K_X")
+
+
+# Published gpt-oss files keep the MXFP4 experts under every preset. Sizes of the real files, in
+# decimal GB: llama-bench's 11.27 / 59.02 GiB for the MXFP4 files (ggml-org/gpt-oss-*-GGUF, in
+# /work/shared/data/benchmarks-train.csv), and the Hugging Face listings of unsloth/gpt-oss-20b-GGUF
+# and unsloth/gpt-oss-120b-GGUF for the others (rounded there to 0.1 GB).
+GPT_OSS_FILES = {
+    ("gpt-oss-20b", "MXFP4"): 11.27 * 2**30,
+    ("gpt-oss-20b", "Q8_0"): 12.1e9,
+    ("gpt-oss-20b", "Q4_K_M"): 11.6e9,
+    ("gpt-oss-20b", "F16"): 13.8e9,
+    ("gpt-oss-120b", "MXFP4"): 59.02 * 2**30,
+    ("gpt-oss-120b", "Q8_0"): 63.4e9,
+    ("gpt-oss-120b", "Q4_K_M"): 62.8e9,
+    ("gpt-oss-120b", "F16"): 65.4e9,
+}
+
+
+@pytest.mark.parametrize(("slug", "quant"), list(GPT_OSS_FILES))
+def test_gpt_oss_sizes_match_published_files(slug: str, quant: str) -> None:
+    from tokenwalk.catalog import find_model
+    from tokenwalk.model.resolve import model_from_config
+
+    model = model_from_config(find_model(slug).config, slug, quant)
+    real = GPT_OSS_FILES[(slug, quant)]
+    size = model.tensor_bytes if quant == "MXFP4" else model.file_bytes  # llama-bench: tensors
+    assert size == pytest.approx(real, rel=0.01)
+    assert model.params == pytest.approx(20.91e9 if slug == "gpt-oss-20b" else 116.83e9, rel=1e-3)
+
+
+def test_gpt_oss_experts_stay_mxfp4_under_every_preset() -> None:
+    cfg = {**GPT_OSS_20B, "quantization_config": {"quant_method": "mxfp4"}}
+    for name in PRESETS:
+        types = {t.name: Q(t.ggml_type) for t in build(cfg, name)}
+        assert types["blk.0.ffn_gate_exps.weight"] == Q.MXFP4, name
+        assert types["blk.23.ffn_down_exps.weight"] == Q.MXFP4, name
+        assert types["blk.0.ffn_gate_exps.bias"] == Q.F32, name
+        assert types["blk.0.ffn_gate_inp.weight"] == Q.F32, name
+    q4 = {t.name: Q(t.ggml_type) for t in build(cfg, "Q4_K_M")}
+    assert q4["output.weight"] == Q.Q8_0  # 2880-wide rows: no K-quant output head
+    assert q4["token_embd.weight"] == Q.Q5_0  # Q4_K falls back on 2880-wide rows
+    assert q4["blk.0.attn_v.weight"] == Q.Q8_0  # Q6_K (more bits) falls back
+    assert q4["blk.0.attn_output.weight"] == Q.Q4_K  # 4096-wide rows
+    f16 = {t.name: Q(t.ggml_type) for t in build(cfg, "F16")}
+    assert f16["blk.0.attn_q.weight"] == Q.F16
+    assert f16["blk.0.ffn_up_exps.weight"] == Q.MXFP4
+
+
+def test_gpt_oss_from_floats_quantizes_its_experts() -> None:
+    """A BF16 re-upload has no quantization_config: its experts follow the preset."""
+    types = {t.name: Q(t.ggml_type) for t in build(GPT_OSS_20B, "Q4_K_M")}
+    assert types["blk.0.ffn_gate_exps.weight"] == Q.Q5_0
+    assert types["blk.0.ffn_down_exps.weight"] == Q.Q8_0  # Q6_K in a more-bits layer
+
+
+def test_gpt_oss_20b_fits_a_16_gb_card(capsys: pytest.CaptureFixture[str]) -> None:
+    """OpenAI: gpt-oss-20b runs within 16 GB, even at its full 131,072-token context."""
+    from tokenwalk.cli import main
+
+    assert main(["budget", "gpt-oss-20b", "-m", "rtx-5060-ti-16gb", "--ctx", "131072"]) == 0
+    assert "does not fit" not in capsys.readouterr().out

@@ -68,7 +68,7 @@ def test_block_count_zero(qwen2: dict[str, Any]) -> None:
 
 def test_block_count_absurd(qwen2: dict[str, Any]) -> None:
     qwen2["qwen2.block_count"] = 1 << 40
-    _refused(qwen2, MetadataError, "'qwen2.block_count'", "beyond any model")
+    _refused(qwen2, MetadataError, "'qwen2.block_count'", "beyond tokenwalk's limit of 512")
 
 
 def test_negative_head_count(qwen2: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "TensorInfo",
     "read_header",
     "Limits",
+    "LIMITS",
     "align_up",
 ]
 
@@ -85,6 +86,8 @@ _U64_AT = struct.Struct("<Q").unpack_from
 _STRING = int(GGUFValueType.STRING)
 _ARRAY = int(GGUFValueType.ARRAY)
 _VALUE_TYPE_NAMES = {int(v): v.name for v in GGUFValueType}
+# (block elements, block bytes) by ggml type id: a dict lookup, not an enum call per tensor
+_BLOCK_BYTES: dict[int, tuple[int, int]] = {int(t): v for t, v in GGML_QUANT_SIZES.items()}
 _MAX_VALUE_TYPE = max(_VALUE_TYPE_NAMES)
 
 
@@ -96,7 +99,13 @@ class Readable(Protocol):
 
 @dataclass(frozen=True)
 class Limits:
-    """Sanity limits, far above any real model and far below what would hurt us."""
+    """Sanity limits, far above any real model and far below what would hurt us.
+
+    The first group bounds the bytes of a header; the second bounds a model's hyperparameters,
+    whether they come from GGUF metadata or from a config.json / YAML spec (the model layer
+    checks every key it reads against `hparam_limit`), so that no input can build a huge tensor
+    table or print absurd sizes.
+    """
 
     max_kv: int = 1 << 16
     max_tensors: int = 1 << 20
@@ -105,6 +114,24 @@ class Limits:
     max_array_items: int = 1 << 30  # llama.cpp's GGUF_MAX_ARRAY_ELEMENTS
     keep_array_items: int = 1 << 16  # numeric arrays up to this are kept as lists
     keep_string_items: int = 256  # string arrays up to this are kept as lists
+    # hyperparameters
+    max_layers: int = 512  # blocks, MTP included: llama.cpp's LLAMA_MAX_LAYERS
+    max_experts: int = 1024  # routed experts: llama.cpp's LLAMA_MAX_EXPERTS
+    max_vocab: int = 1 << 24  # 16.8 M tokens: 64x the largest vocabulary (262,144)
+    max_context: int = 1 << 30  # tokens: the largest --ctx the cost functions take
+    max_width: int = 1 << 20  # any other width or count: embedding, FFN, heads, head length
+
+    def hparam_limit(self, kind: str) -> int:
+        """The bound of a hyperparameter of `kind` (layers, experts, vocab, context, width)."""
+        return {
+            "layers": self.max_layers,
+            "experts": self.max_experts,
+            "vocab": self.max_vocab,
+            "context": self.max_context,
+        }.get(kind, self.max_width)
+
+
+LIMITS = Limits()  # the limits every reader uses unless a caller passes its own
 
 
 @dataclass(frozen=True)
@@ -140,7 +167,7 @@ class TensorInfo:
 
     @property
     def n_bytes(self) -> int:
-        block, type_bytes = GGML_QUANT_SIZES[GGMLQuantizationType(self.ggml_type)]
+        block, type_bytes = _BLOCK_BYTES[self.ggml_type]
         return self.n_elements // block * type_bytes
 
 
@@ -473,7 +500,7 @@ def read_header(
     Raises `GGUFError` (or `TruncatedError`, `UnsupportedError`) naming what is wrong and where;
     never anything else for any input bytes.
     """
-    lim = limits or Limits()
+    lim = limits or LIMITS
     cur = _Cursor(src, file_size)
     p = _Parser(cur, lim, keep_tokens)
 

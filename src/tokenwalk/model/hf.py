@@ -8,17 +8,51 @@ Multimodal configs keep the language model under ``text_config``; that part is r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tokenwalk.errors import SpecError, UnknownArchitectureError
-from tokenwalk.model.spec import ArchSpec, check_architecture, swa_pattern
+from tokenwalk.gguf.reader import LIMITS
+from tokenwalk.model.spec import (
+    ArchSpec,
+    beyond_limit,
+    check_architecture,
+    check_limits,
+    show_number,
+    swa_pattern,
+)
 
 __all__ = ["spec_from_config", "HF_MODEL_TYPES"]
 
+# config keys that are not widths, by the kind of limit they take (`Limits.hparam_limit`);
+# every other integer key is a width
+_KEY_KINDS = {
+    "num_hidden_layers": "layers",
+    "mtp_num_hidden_layers": "layers",
+    "num_nextn_predict_layers": "layers",
+    "num_mtp_layers": "layers",
+    "first_k_dense_replace": "layers",
+    "full_attention_interval": "layers",
+    "sliding_window_pattern": "layers",
+    "num_experts": "experts",
+    "num_local_experts": "experts",
+    "n_routed_experts": "experts",
+    "num_experts_per_tok": "experts",
+    "experts_per_token": "experts",
+    "n_shared_experts": "experts",
+    "vocab_size": "vocab",
+    "max_position_embeddings": "context",
+    "sliding_window": "context",
+}
+
 
 class _Cfg:
-    """Typed access to config keys, with errors that name the key and the source."""
+    """Typed access to config keys, with errors that name the key and the source.
+
+    Every integer read is bounded by `tokenwalk.gguf.reader.LIMITS`, the limits GGUF headers
+    are held to, so a config cannot build a huge table or print absurd sizes.
+    """
 
     def __init__(self, cfg: Mapping[str, Any], source: str) -> None:
         self.cfg = cfg
@@ -38,9 +72,20 @@ class _Cfg:
                 raise SpecError(f"{self.source}: required key '{key}' is missing (an integer)")
             return default
         if type(v) is not int:
-            raise SpecError(f"{self.source}: key '{key}' should be an integer, not {v!r:.40}")
+            raise SpecError(
+                f"{self.source}: key '{key}' should be an integer, not {show_number(v)}"
+            )
         if v < minimum:
-            raise SpecError(f"{self.source}: key '{key}' is {v}, below the minimum {minimum}")
+            raise SpecError(
+                f"{self.source}: key '{key}' is {show_number(v)}, below the minimum {minimum}"
+            )
+        kind = _KEY_KINDS.get(key, "width")
+        limit = beyond_limit(v, kind)
+        if limit is not None:
+            raise SpecError(
+                f"{self.source}: key '{key}' is {show_number(v)}, beyond tokenwalk's limit of "
+                f"{limit:,} ({kind})"
+            )
         return v
 
     def first_int(self, keys: tuple[str, ...], default: int | None = None) -> int:
@@ -67,7 +112,13 @@ class _Cfg:
         if v is None:
             return default
         if type(v) not in (int, float):
-            raise SpecError(f"{self.source}: key '{key}' should be a number, not {v!r:.40}")
+            raise SpecError(f"{self.source}: key '{key}' should be a number, not {show_number(v)}")
+        limit = LIMITS.max_width
+        if not (type(v) is int or math.isfinite(v)) or abs(v) > limit:
+            raise SpecError(
+                f"{self.source}: key '{key}' is {show_number(v)}, beyond tokenwalk's limit of "
+                f"{limit:,}"
+            )
         return float(v)
 
     def str_list(self, key: str, n: int) -> list[str] | None:
@@ -143,8 +194,8 @@ def _llama(c: _Cfg) -> dict[str, Any]:
     if isinstance(rope, Mapping) and rope.get("rope_type", rope.get("type")) == "llama3":
         kw["rope_freqs"] = True
     window = c.get("sliding_window")
-    if isinstance(window, int) and window > 0:  # Mistral 7B v0.1: every layer slides
-        kw.update(n_swa=window, is_swa=(True,) * n)
+    if type(window) is int and window > 0:  # Mistral 7B v0.1: every layer slides
+        kw.update(n_swa=c.int("sliding_window"), is_swa=(True,) * n)
     n_expert = c.first_int(("num_local_experts", "num_experts"), 0)
     if n_expert:
         kw.update(
@@ -275,6 +326,11 @@ def _gpt_oss(c: _Cfg) -> dict[str, Any]:
         n_ff_exp=c.int("intermediate_size", minimum=1),
         n_ff=(0,) * n,
     )
+    # OpenAI's checkpoints store the expert weights in MXFP4; the converter repacks them into
+    # ggml's MXFP4 blocks as they are (GptOssModel.repack_mxfp4) under every output type
+    quant = c.get("quantization_config")
+    if isinstance(quant, Mapping) and quant.get("quant_method") == "mxfp4":
+        kw["expert_weights_type"] = "MXFP4"
     return kw
 
 
@@ -315,6 +371,40 @@ def _deepseek2(c: _Cfg) -> dict[str, Any]:
     return kw
 
 
+def _glm4moe(c: _Cfg) -> dict[str, Any]:
+    """GLM-4.5 / 4.6 and GLM-4.5-Air (Glm4MoeForCausalLM), llama.cpp's ``glm4moe``.
+
+    ``first_k_dense_replace`` dense blocks, then MoE blocks: ``n_routed_experts`` experts of
+    ``moe_intermediate_size`` behind a sigmoid router with its correction bias, and
+    ``n_shared_experts`` shared experts of the same width. GQA attention with ``head_dim``
+    (not hidden / heads), q/k/v biases (``attention_bias``), q/k norms (``use_qk_norm``).
+    Partial RoPE (``partial_rotary_factor``) changes no tensor and no cache. The converter
+    appends the ``num_nextn_predict_layers`` MTP blocks (Glm4MoeModel: block_count grows).
+    """
+    kw = _base(c, "glm4moe")
+    lead = c.int("first_k_dense_replace", 0)
+    n_shared = c.int("n_shared_experts", 0)
+    n_ff_exp = c.int("moe_intermediate_size", minimum=1)
+    if lead:
+        _require_ffn(c, kw)
+    kw.update(
+        n_ff=tuple(f if il < lead else 0 for il, f in enumerate(kw["n_ff"])),
+        n_layer_dense_lead=lead,
+        n_expert=c.first_int(("n_routed_experts", "num_local_experts")),
+        n_expert_used=c.int("num_experts_per_tok", minimum=1),
+        n_expert_shared=n_shared,
+        n_ff_exp=n_ff_exp,
+        n_ff_shexp=n_ff_exp * n_shared,
+        expert_probs_bias=True,
+        qkv_bias=c.bool("attention_bias", False),
+        qk_norm=c.bool("use_qk_norm", False),
+    )
+    n_mtp = c.first_int(("num_nextn_predict_layers", "num_mtp_layers"), 0)
+    if n_mtp:
+        _extend(kw, n_mtp, n_head=kw["n_head"][0], n_head_kv=kw["n_head_kv"][0], n_ff=0)
+    return kw
+
+
 def _granitehybrid(c: _Cfg) -> dict[str, Any]:
     kw = _base(c, "granitehybrid", tied_default=True)
     n = kw["n_layer_all"]
@@ -326,7 +416,8 @@ def _granitehybrid(c: _Cfg) -> dict[str, Any]:
                 f"{c.source}: required key 'layer_types' is missing (a list of 'mamba' or "
                 "'attention' per layer)"
             )
-        types = ["attention" if il in attn else "mamba" for il in range(n)]
+        attn_set = set(attn)  # a set: the list may be long
+        types = ["attention" if il in attn_set else "mamba" for il in range(n)]
     recurrent = tuple(t == "mamba" for t in types)
     n_embd = kw["n_embd"]
     n_ssm_head = c.int("mamba_n_heads", minimum=1)
@@ -371,7 +462,8 @@ def _lfm2(c: _Cfg) -> dict[str, Any]:
             raise SpecError(
                 f"{c.source}: required key 'layer_types' (or 'full_attn_idxs') is missing"
             )
-        recurrent = tuple(il not in attn for il in range(n))
+        attn_set = set(attn)  # a set: the list may be long
+        recurrent = tuple(il not in attn_set for il in range(n))
     ff = c.first_int(("block_ff_dim", "intermediate_size"))
     if c.bool("block_auto_adjust_ff_dim", False):
         ff = int(2 * ff / 3)
@@ -469,8 +561,8 @@ def _phi3(c: _Cfg) -> dict[str, Any]:
     kw = _base(c, "phi3")
     _require_ffn(c, kw)
     window = c.get("sliding_window")
-    if isinstance(window, int) and 0 < window < kw["n_ctx_train"]:
-        kw.update(n_swa=window, is_swa=(True,) * kw["n_layer_all"])
+    if type(window) is int and 0 < window < kw["n_ctx_train"]:
+        kw.update(n_swa=c.int("sliding_window"), is_swa=(True,) * kw["n_layer_all"])
     return kw
 
 
@@ -498,6 +590,7 @@ _READERS: dict[str, Callable[[_Cfg], dict[str, Any]]] = {
     "deepseek_v2": _deepseek2,
     "deepseek_v3": _deepseek2,
     "kimi_k2": _deepseek2,
+    "glm4_moe": _glm4moe,
     "granitemoehybrid": _granitehybrid,
     "lfm2": _lfm2,
     "lfm2_moe": _lfm2moe,
@@ -542,4 +635,6 @@ def spec_from_config(cfg: Mapping[str, Any], *, source: str = "config") -> ArchS
     merged = {**cfg, **text} if text else dict(cfg)
     kw = _READERS[model_type](_Cfg(merged, source))
     check_architecture(kw["arch"])
-    return ArchSpec(**kw)
+    spec = ArchSpec(**kw)
+    check_limits(spec, source, SpecError)
+    return spec

@@ -6,6 +6,12 @@ tensor table: which tensors may be quantized at all, the mix rules of each prese
 and the fallback to a 32-wide block type when a row is not a multiple of the 256-wide K-quant
 block. The source is taken to be a BF16 conversion, so tensors the converter keeps in F32
 (norms, biases, routers, convolution kernels) stay F32.
+
+Tensors that arrive already quantized keep their type under every preset: the converter writes
+gpt-oss's expert weights as MXFP4 blocks whatever the output type, and llama-quantize does not
+requantize a quantized tensor (it refuses to without ``--allow-requantize``), so published
+gpt-oss files hold MXFP4 experts at Q4_K_M, Q8_0 and F16 alike; only the other tensors follow
+the preset.
 """
 
 from __future__ import annotations
@@ -94,13 +100,26 @@ _NOT_QUANTIZED = (
 )
 
 
-def _converter_type(name: str, shape: Sequence[int], float_type: GGMLQuantizationType) -> Q:
-    """Type in the converted (unquantized) GGUF: F32 where convert_hf_to_gguf forces it."""
+_EXPERT_WEIGHT = re.compile(r"ffn_(gate|up|down)_exps\.weight$")
+
+
+def _converter_type(
+    spec: ArchSpec, name: str, shape: Sequence[int], float_type: GGMLQuantizationType
+) -> Q:
+    """Type in the converted GGUF: F32 where convert_hf_to_gguf forces it, the checkpoint's own
+    type for expert weights that arrive quantized (`ArchSpec.expert_weights_type`), else the
+    float output type."""
     if len(shape) <= 1 or name.endswith("_norm.weight") or not name.endswith(".weight"):
         return Q.F32
     if _CONVERTER_F32.search(name):
         return Q.F32
+    if spec.expert_weights_type and _EXPERT_WEIGHT.search(name):
+        return Q[spec.expert_weights_type]
     return float_type
+
+
+def _is_quantized(t: Q) -> bool:
+    return t not in (Q.F32, Q.F16, Q.BF16)
 
 
 def _allows_quantization(name: str, shape: Sequence[int]) -> bool:
@@ -189,11 +208,11 @@ class _State:
         n_head0, n_head_kv0 = spec.n_head[0], spec.n_head_kv[0]
         self.n_gqa = n_head0 // n_head_kv0 if n_head_kv0 else 0
         self.n_expert = spec.n_expert
-        # llama.cpp's LLM_TYPE_70B: 80-layer llama with grouped-query attention
-        self.is_70b = (
-            spec.arch in ("llama", "qwen2")
-            and spec.n_layer == 80
-            and (spec.arch == "qwen2" or n_head0 != n_head_kv0)
+        # llama.cpp's LLM_TYPE_70B: 80-layer qwen2, or llama with grouped-query attention (an
+        # 8-expert llama is typed 8x7B / 8x22B instead)
+        self.is_70b = spec.n_layer == 80 and (
+            spec.arch == "qwen2"
+            or (spec.arch == "llama" and n_head0 != n_head_kv0 and spec.n_expert != 8)
         )
 
 
@@ -292,12 +311,14 @@ def assign_types(
     offset = 0
     for name, shape in ordered:
         shape = tuple(shape)
-        src = _converter_type(name, shape, source_float)
+        src = _converter_type(spec, name, shape, source_float)
         if _allows_quantization(name, shape):
             if p.is_float:
                 new = p.default_type
             else:
                 new = _fallback(shape[0], _mix_type(st, name, shape, p.name, p.default_type))
+            if _is_quantized(src):
+                new = src  # arrives quantized: copied as it is, never requantized
         else:
             new = src
         info = TensorInfo(name=name, shape=shape, ggml_type=int(new), offset=offset)

@@ -77,10 +77,15 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
             raise SourceError(f"cannot read '{path}': {exc.strerror}") from None
         except json.JSONDecodeError as exc:
             raise SpecError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:
+            raise SpecError(f"{path}: unreadable JSON ({_parse_problem(exc)})") from None
     else:
         from tokenwalk.catalog import read_yaml
 
-        data = read_yaml(path)
+        try:
+            data = read_yaml(path)
+        except (ValueError, RecursionError) as exc:
+            raise SpecError(f"{path}: unreadable YAML ({_parse_problem(exc)})") from None
         if isinstance(data, list) and len(data) == 1:
             data = data[0]
         if isinstance(data, dict) and isinstance(data.get("config"), dict):
@@ -89,6 +94,15 @@ def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         raise SpecError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
     return data, name
+
+
+def _parse_problem(exc: BaseException) -> str:
+    """What a parser's ValueError or RecursionError means, in words."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if "integer string conversion" in str(exc):
+        return "a number with more than 4,300 digits"
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
 
 
 def load_model(

@@ -8,12 +8,21 @@ quantities are tuples of length `n_layer_all` (decoding blocks followed by MTP b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from tokenwalk.errors import MetadataError, UnknownArchitectureError
+from tokenwalk.errors import MetadataError, TokenwalkError, UnknownArchitectureError
+from tokenwalk.gguf.reader import LIMITS
 
-__all__ = ["ArchSpec", "SUPPORTED_ARCHITECTURES", "from_gguf_metadata", "check_architecture"]
+__all__ = [
+    "ArchSpec",
+    "SUPPORTED_ARCHITECTURES",
+    "from_gguf_metadata",
+    "check_architecture",
+    "beyond_limit",
+    "check_limits",
+    "show_number",
+]
 
 # llama.cpp architecture names tokenwalk models, each with a test.
 SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
@@ -29,6 +38,7 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
     "gemma4",
     "gpt-oss",
     "deepseek2",
+    "glm4moe",
     "granitehybrid",
     "lfm2",
     "lfm2moe",
@@ -95,7 +105,12 @@ class ArchSpec:
     shared_kv_layers: int = 0  # trailing layers that reuse an earlier layer's cache (gemma4)
     k_eq_v: bool = False  # full-attention layers use K as V: no V projection (gemma4)
     rope_freqs: bool = False  # a rope_freqs.weight tensor of n_rot/2 factors (Llama 3 rope scaling)
-    expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3)
+    expert_probs_bias: bool = False  # routing bias per expert, exp_probs_b (DeepSeek V3, GLM-4.5)
+    qkv_bias: bool = False  # biases on the q/k/v projections (GLM-4.5's attention_bias)
+    qk_norm: bool = False  # per-head q/k RMS norms (GLM-4.5 355B's use_qk_norm)
+    # ggml type name the routed-expert weights arrive in from the checkpoint, written as they are
+    # by the converter ("MXFP4" for gpt-oss); "" when they are converted from floats
+    expert_weights_type: str = ""
 
     @property
     def n_layer(self) -> int:
@@ -126,7 +141,78 @@ class ArchSpec:
 
 
 # ---------------------------------------------------------------------------------------------
+# Bounds: the hyperparameter limits of `tokenwalk.gguf.reader.Limits`, for both paths
+
+# ArchSpec fields that are not widths, by the kind of limit they take
+_FIELD_KINDS = {
+    "n_layer_all": "layers",
+    "n_nextn": "layers",
+    "n_layer_dense_lead": "layers",
+    "shared_kv_layers": "layers",
+    "n_vocab": "vocab",
+    "n_ctx_train": "context",
+    "n_swa": "context",
+    "n_expert": "experts",
+    "n_expert_used": "experts",
+    "n_expert_shared": "experts",
+}
+
+
+def show_number(v: object) -> str:
+    """A number for an error message: digits grouped, or 2^n for ints too long to print."""
+    if type(v) is int and v.bit_length() > 64:
+        return f"{'-' if v < 0 else ''}about 2^{v.bit_length() - 1}"
+    if type(v) is int:
+        return f"{v:,}"
+    return f"{v!r:.40}"
+
+
+def beyond_limit(value: int, kind: str) -> int | None:
+    """The limit `value` exceeds for a hyperparameter of `kind`, or None when within it."""
+    limit = LIMITS.hparam_limit(kind)
+    return limit if value > limit else None
+
+
+def check_limits(spec: ArchSpec, source: str, error: type[TokenwalkError]) -> None:
+    """Refuse a spec with any quantity beyond `LIMITS`, whichever path built it.
+
+    Readers check each key as they read it (naming the key); this catches what they derive
+    (layers plus MTP blocks, widths computed from several keys).
+    """
+    for f in fields(spec):
+        value = getattr(spec, f.name)
+        values = value if isinstance(value, tuple) else (value,)
+        ints = [v for v in values if type(v) is int]
+        if not ints:
+            continue
+        kind = _FIELD_KINDS.get(f.name, "width")
+        top = max(ints)
+        limit = beyond_limit(top, kind)
+        if limit is not None:
+            raise error(
+                f"{source}: the model's {f.name} comes to {show_number(top)}, beyond tokenwalk's "
+                f"limit of {limit:,} ({kind})"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
 # From GGUF metadata
+
+# GGUF keys (after the "{arch}." prefix) that are not widths, by the kind of limit they take
+_META_KINDS = {
+    "block_count": "layers",
+    "nextn_predict_layers": "layers",
+    "leading_dense_block_count": "layers",
+    "full_attention_interval": "layers",
+    "attention.sliding_window_pattern": "layers",
+    "attention.shared_kv_layers": "layers",
+    "expert_count": "experts",
+    "expert_used_count": "experts",
+    "expert_shared_count": "experts",
+    "vocab_size": "vocab",
+    "context_length": "context",
+    "attention.sliding_window": "context",
+}
 
 
 class _Meta:
@@ -156,7 +242,18 @@ class _Meta:
             raise MetadataError(f"metadata key '{k}' should be an integer, not {_kind(v)}")
         if v < minimum:
             raise MetadataError(f"metadata key '{k}' is {v}, below the minimum {minimum}")
+        self.bound(name, v)
         return v
+
+    def bound(self, name: str, v: int) -> None:
+        """Refuse a value beyond tokenwalk's limit for the key (`Limits.hparam_limit`)."""
+        kind = _META_KINDS.get(name, "width")
+        limit = beyond_limit(v, kind)
+        if limit is not None:
+            raise MetadataError(
+                f"metadata key '{self.key(name)}' is {show_number(v)}, beyond tokenwalk's limit "
+                f"of {limit:,} ({kind})"
+            )
 
     def float(self, name: str, default: float) -> float:
         v = self.md.get(self.key(name), default)
@@ -178,15 +275,18 @@ class _Meta:
         if type(v) is int:
             if v < minimum:
                 raise MetadataError(f"metadata key '{k}' is {v}, below the minimum {minimum}")
+            self.bound(name, v)
             return (v,) * self.n_layer
         if isinstance(v, list) and all(type(x) is int for x in v):
             if len(v) < self.n_layer:
                 raise MetadataError(
                     f"metadata key '{k}' has {len(v)} entries for {self.n_layer} layers"
                 )
+            v = v[: self.n_layer]
             if any(x < minimum for x in v):
                 raise MetadataError(f"metadata key '{k}' holds a value below {minimum}")
-            return tuple(v[: self.n_layer])
+            self.bound(name, max(v))
+            return tuple(v)
         raise MetadataError(f"metadata key '{k}' should be an integer or integer array")
 
     def bools(self, name: str) -> tuple[bool, ...] | None:
@@ -239,8 +339,6 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
     check_architecture(arch)
     m = _Meta(md, arch)
     n_layer_all = m.int("block_count", minimum=1)
-    if n_layer_all > 10_000:
-        raise MetadataError(f"metadata key '{arch}.block_count' is {n_layer_all}, beyond any model")
     m.n_layer = n_layer_all
     n_embd = m.int("embedding_length", minimum=1)
     n_head = m.per_layer("attention.head_count", minimum=0)
@@ -338,10 +436,16 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         # gating func 2 (sigmoid) comes with e_score_correction_bias -> exp_probs_b
         kw["expert_probs_bias"] = n_expert > 0 and m.int("expert_gating_func", 0) == 2
 
+    if arch == "glm4moe":
+        # the sigmoid router always comes with its correction bias (a required tensor)
+        kw["expert_probs_bias"] = n_expert > 0
+        if n_expert and not kw["n_ff_shexp"]:
+            kw["n_ff_shexp"] = kw["n_ff_exp"] * kw["n_expert_shared"]  # as llama.cpp derives it
+
     if arch == "gemma4":
         kw["shared_kv_layers"] = m.int("attention.shared_kv_layers", 0)
 
-    return ArchSpec(
+    spec = ArchSpec(
         arch=arch,
         n_layer_all=n_layer_all,
         n_embd=n_embd,
@@ -355,6 +459,8 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         n_nextn=n_nextn,
         **kw,
     )
+    check_limits(spec, "GGUF metadata", MetadataError)
+    return spec
 
 
 def _ssm_keys(m: _Meta) -> dict[str, int]:

@@ -235,6 +235,25 @@ def _deepseek2(t: _Table, s: ArchSpec) -> None:
             t.blk(il, "nextn.shared_head_norm.weight", s.n_embd)
 
 
+def _glm4moe(t: _Table, s: ArchSpec) -> None:
+    """GLM-4.5: llama.cpp's ``llama_model_glm4_moe::load_arch_tensors``. The MTP block also
+    carries its own copy of the embeddings and head: the checkpoints hold
+    ``model.layers.N.embed_tokens`` and ``shared_head.head``, which the converter writes as
+    ``nextn.embed_tokens`` and ``nextn.shared_head_head``."""
+    for il in range(s.n_layer_all):
+        t.blk(il, "attn_norm.weight", s.n_embd)
+        _qkv(t, s, il, bias=s.qkv_bias)
+        _attn_out(t, s, il)
+        if s.qk_norm:
+            _qk_norm(t, s, il)
+        t.blk(il, "post_attention_norm.weight", s.n_embd)
+        _ffn(t, s, il)
+        if il >= s.n_layer:
+            _nextn(t, s, il)
+            t.blk(il, "nextn.embed_tokens.weight", s.n_embd, s.n_vocab)
+            t.blk(il, "nextn.shared_head_head.weight", s.n_embd, s.n_vocab)
+
+
 def _granitehybrid(t: _Table, s: ArchSpec) -> None:
     d_inner, ng, ds, nh = s.ssm_d_inner, s.ssm_n_group, s.ssm_d_state, s.ssm_dt_rank
     conv_dim = d_inner + 2 * ng * ds
@@ -368,6 +387,7 @@ _BUILDERS: dict[str, Callable[[_Table, ArchSpec], None]] = {
     "gemma4": _gemma4,
     "gpt-oss": _gpt_oss,
     "deepseek2": _deepseek2,
+    "glm4moe": _glm4moe,
     "granitehybrid": _granitehybrid,
     "lfm2": _lfm2,
     "lfm2moe": _lfm2moe,
