@@ -358,7 +358,6 @@ def fit_offset(
     return np.clip(prior_x + off, _LO, _HI)
 
 
-
 class _Subset(Design):
     """The passes of a subset of observations, for a fast loss."""
 
