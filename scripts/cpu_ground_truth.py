@@ -170,6 +170,12 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict], host: dict | 
         f"Made {meta['date_utc']} by `{meta['command']}`.",
         "Everything here is written by `scripts/cpu_ground_truth.py`; do not edit by hand.",
         "",
+        "- `<model>.t<T>.json`: the stdout of `llama-bench ... -t T -o json`, unchanged",
+        "- `host.json`: the stdout of `scripts/measure_host.py` (read bandwidth, f32 GEMM rate)",
+        "- `runs.json`: every command, its exit code, wall time and the load averages around it",
+        "- `headers/<model>.header.gguf`: each GGUF's header without tensor data, tokenizer "
+        "arrays cut to 64 items (`scripts/make_fixtures.py` `cut`), so tests resolve the models",
+        "",
         "## Machine",
         "",
     ]
