@@ -59,7 +59,7 @@ HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "global": (3.0, 3.0, 3.0, 3.0),
     "vendor": (0.3, 1.0, 1.0, 0.0),
-    "backend": (0.3, 1.0, 1.0, 0.7),
+    "backend": (0.3, 1.0, 1.0, 3.0),
     "kind": (0.3, 1.0, 1.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0),
     "machine": (0.5, 0.7, 1.0, 0.0),
