@@ -23,6 +23,7 @@ import datetime as _dt
 import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,12 +253,18 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
 
+def device_of(slug: str) -> str:
+    """The physical device behind a machine entry: entries of one machine measured at several
+    thread counts (`xeon-kvm-2c-1t`, `xeon-kvm-2c-2t`) are one device, held out together."""
+    return re.sub(r"-\d+t$", "", slug)
+
+
 def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
     """Leave-one-device-out predictions: refit without each machine's rows, predict them from
     the groups they belong to."""
     d, sigma, levels = variant_design(design, variant)
     full = fit_hierarchy(d, sigma=sigma, levels=levels)
-    slugs = np.array([o.machine for o in d.obs])
+    slugs = np.array([device_of(o.machine) for o in d.obs])
     pred = np.zeros(d.n)
     for s in sorted(set(slugs)):
         held = slugs == s
