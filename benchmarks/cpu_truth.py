@@ -73,7 +73,7 @@ def main() -> int:
             )
             model = load_model(str(header)).model
             fit = calibrate_machine(machine, runs, model)
-            for run, row in zip(runs, fit.rows, strict=True):
+            for run, row in zip(runs, fit.predictions, strict=True):
                 phase = "prefill" if run.n_prompt else "decode"
                 test = f"pp{run.n_prompt}" if run.n_prompt else f"tg{run.n_gen}"
                 ratio = row["before_tok_s"] / row["measured_tok_s"]
@@ -90,7 +90,7 @@ def main() -> int:
     print(
         f"\nefficiencies used (uncalibrated): {machine.fit.source}: "
         f"eff_bw {machine.fit.eff_bw:.2f}, eff_compute {machine.fit.eff_compute:.2f}, "
-        f"overhead {machine.fit.overhead_s * 1e6:.0f} us/layer"
+        f"overhead {machine.fit.overhead_per_layer_s * 1e6:.0f} us/layer"
     )
     for phase in ("decode", "prefill"):
         print(

@@ -84,7 +84,7 @@ def test_calibrate_run_json_before_and_after(tmp_path, capsys):
     argv = ["calibrate", "--machine", "this", "--run", str(exe), "--model", str(HEADER)]
     assert main([*argv, "--machines-file", str(target), "--json", "--dry-run"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["runs"] == 3 and {"before_tok_s", "after_tok_s"} <= set(r["rows"][0])
+    assert r["n_runs"] == 3 and {"before_tok_s", "after_tok_s"} <= set(r["predictions"][0])
     assert r["error_after"]["median_pct"] < r["error_before"]["median_pct"]
     assert "fit" not in yaml.safe_load(target.read_text())[0]  # --dry-run
 

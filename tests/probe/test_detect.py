@@ -65,7 +65,7 @@ def test_system_profiler():
     )
     assert len(gpus) == 1
     g = gpus[0]
-    assert (g.vendor, g.name, g.cores, g.memory_bytes) == ("apple", "Apple M2 Pro", 19, None)
+    assert (g.vendor, g.name, g.n_gpu_cores, g.memory_bytes) == ("apple", "Apple M2 Pro", 19, None)
     mem = d.parse_system_profiler_memory(json.loads(text("system_profiler-memory-m2-pro.json")))
     assert mem["type"] == "LPDDR5" and mem["total_bytes"] == 32 * GIB
 
@@ -225,7 +225,7 @@ def test_detect_mac():
     found = d.detect_machine("/nonexistent", run=run, importer=no_libraries, system="Darwin")
     assert found.cpu.model == "Apple M2 Pro" and "neon" in found.cpu.simd
     assert found.memory.total_bytes == 32 * GIB and found.memory.type == "LPDDR5"
-    assert found.gpus[0].cores == 19 and found.backend == "metal"
+    assert found.gpus[0].n_gpu_cores == 19 and found.backend == "metal"
 
 
 def test_detect_with_nothing_at_all(tmp_path):
@@ -235,7 +235,7 @@ def test_detect_with_nothing_at_all(tmp_path):
     status = {n.source: n.status for n in found.notes}
     assert status["/proc/cpuinfo"] == "failed"
     assert status["nvidia-ml-py"] == "absent" and status["lspci"] == "absent"
-    assert found.cpu.usable_threads >= 1
+    assert found.cpu.n_usable_threads >= 1
 
 
 def test_a_broken_library_is_a_line(tmp_path):
@@ -267,4 +267,4 @@ def test_nvml_without_a_driver_is_a_line(tmp_path):
 @pytest.mark.skipif(sys.platform != "linux", reason="reads this Linux machine")
 def test_detect_this_machine():
     found = d.detect_machine()
-    assert found.cpu.threads and found.memory.total_bytes
+    assert found.cpu.n_threads and found.memory.total_bytes

@@ -23,9 +23,9 @@ def canned_measurement() -> Measurement:
         buffer_bytes=2 * GIB - 48 * (1 << 20),
         l3_bytes=None,
         buffer_note="",
-        threads=2,
-        gemm_n=2048,
-        repeats=3,
+        n_threads=2,
+        gemm_size=2048,
+        n_repeats=3,
         read_gbs_1t=summary([11.0, 11.5, 12.0]),
         read_gbs_all=summary([18.0, 19.0, 20.0]),
         gemm_gflops_1t=summary([90.0, 95.0, 100.0]),
@@ -33,7 +33,7 @@ def canned_measurement() -> Measurement:
         blas="openblas 0.3.27 (SkylakeX)",
         loadavg_before=[0.1, 0.1, 0.1],
         loadavg_after=[0.2, 0.1, 0.1],
-        seconds=3.2,
+        elapsed_s=3.2,
     )
 
 
@@ -43,9 +43,9 @@ def detected(gpus: list[GpuInfo] | None = None, model: str = "Intel Xeon Process
         cpu=CpuInfo(
             model=model,
             arch="x86_64",
-            cores=2,
-            threads=2,
-            usable_threads=2,
+            n_cores=2,
+            n_threads=2,
+            n_usable_threads=2,
             simd=["avx2", "avx512", "amx"],
             source="/proc/cpuinfo",
         ),

@@ -53,7 +53,7 @@ def _match(d: Detected) -> tuple[CatalogueMatch | None, CatalogueMatch | None]:
     gpu = None
     for g in d.gpus:
         kinds = ("apple",) if g.vendor == "apple" else ("gpu", "datacenter", "igpu")
-        gpu = match_catalogue(g.name, kinds, memory_bytes=g.memory_bytes, gpu_cores=g.cores)
+        gpu = match_catalogue(g.name, kinds, memory_bytes=g.memory_bytes, gpu_cores=g.n_gpu_cores)
         if gpu is not None:
             break
     if gpu is None and apu is not None and d.gpus:
@@ -77,8 +77,8 @@ def machine_entry(
     cpu_name = d.cpu.model or d.cpu.arch
     measured = (
         f"tokenwalk probe {today}: numpy read bandwidth over {m.buffer_bytes / GIB:.2f} GiB "
-        f"({m.threads} threads, median of {m.repeats}) and f32 GEMM n={m.gemm_n} "
-        f"({m.blas}); {d.cpu.threads or '?'} logical CPUs"
+        f"({m.n_threads} threads, median of {m.n_repeats}) and f32 GEMM n={m.gemm_size} "
+        f"({m.blas}); {d.cpu.n_threads or '?'} logical CPUs"
     )
     bw = m.read_gbs_all.median
     tflops = round(m.gemm_gflops_all.median / 1000, 4)
@@ -118,7 +118,7 @@ def machine_entry(
             entry["fit"] = {
                 "eff_bw": fit.eff_bw,
                 "eff_compute": fit.eff_compute,
-                "overhead_s": fit.overhead_s,
+                "overhead_per_layer_s": fit.overhead_per_layer_s,
                 "rows_half": fit.rows_half,
                 "source": f"the fit of catalogue machine {gpu.slug} (data/timing.yaml)",
             }
@@ -130,7 +130,7 @@ def machine_entry(
     return cpu_machine_entry(
         slug,
         cpu_name=cpu_name,
-        threads=m.threads,
+        threads=m.n_threads,
         memory_bytes=d.memory.total_bytes,
         read_gbs=bw,
         gemm_gflops=m.gemm_gflops_all.median,
@@ -190,7 +190,7 @@ def probe(
             m = measure_host(
                 l3_bytes=d.cpu.l3_bytes,
                 available_bytes=d.memory.available_bytes,
-                threads=d.cpu.usable_threads,
+                threads=d.cpu.n_usable_threads,
                 **kw,
             )
         except ValueError as exc:

@@ -84,9 +84,9 @@ class CpuInfo(BaseModel):
     model: str | None
     vendor: str | None = None
     arch: str
-    cores: int | None  # physical cores
-    threads: int | None  # logical CPUs
-    usable_threads: int  # this process's affinity mask
+    n_cores: int | None  # physical cores
+    n_threads: int | None  # logical CPUs
+    n_usable_threads: int  # this process's affinity mask
     simd: list[str]  # avx2, avx512, avx512_vnni, avx512_bf16, amx, neon, sve, sve2, i8mm, ...
     l3_bytes: int | None = None
     source: str
@@ -97,7 +97,7 @@ class MemoryInfo(BaseModel):
     available_bytes: int | None = None
     type: str | None = None  # DDR5, LPDDR5X, ...
     speed_mts: int | None = None  # configured speed, MT/s
-    modules: int | None = None  # populated DIMMs, where told
+    n_modules: int | None = None  # populated DIMMs, where told
     source: str
 
 
@@ -105,7 +105,7 @@ class GpuInfo(BaseModel):
     vendor: str  # nvidia, amd, intel, apple, ...
     name: str
     memory_bytes: int | None  # the GPU's own memory (None: shared with the CPU, or not told)
-    cores: int | None = None  # Apple: GPU cores
+    n_gpu_cores: int | None = None  # Apple: GPU cores
     driver: str | None = None
     bus_id: str | None = None
     source: str
@@ -335,7 +335,7 @@ def parse_system_profiler_displays(data: Mapping[str, Any]) -> list[GpuInfo]:
                 vendor=vendor,
                 name=str(name),
                 memory_bytes=None if vendor == "apple" else vram,
-                cores=_int(item.get("sppci_cores")),
+                n_gpu_cores=_int(item.get("sppci_cores")),
                 source="system_profiler",
             )
         )
@@ -636,9 +636,9 @@ def _detect_cpu(p: _Probe, system: str, usable: int) -> tuple[CpuInfo, dict[str,
         model=info.get("model") or platform.processor() or None,
         vendor=info.get("vendor"),
         arch=platform.machine(),
-        cores=info.get("cores"),
-        threads=info.get("threads") or os.cpu_count(),
-        usable_threads=usable,
+        n_cores=info.get("cores"),
+        n_threads=info.get("threads") or os.cpu_count(),
+        n_usable_threads=usable,
         simd=simd_features(info.get("flags", [])),
         l3_bytes=l3,
         source=source,
@@ -683,7 +683,7 @@ def _detect_memory(p: _Probe, system: str, cpu_info: dict[str, Any]) -> MemoryIn
         available_bytes=available,
         type=kind,
         speed_mts=speed,
-        modules=modules,
+        n_modules=modules,
         source=source,
     )
 

@@ -226,9 +226,9 @@ class Measurement(BaseModel):
     buffer_bytes: int  # the streamed buffer
     l3_bytes: int | None  # the last-level cache the buffer is compared with
     buffer_note: str  # empty, or why the bandwidth may read high
-    threads: int  # "all threads": the usable CPUs
-    gemm_n: int
-    repeats: int
+    n_threads: int  # "all threads": the usable CPUs
+    gemm_size: int  # n of the n x n matrices
+    n_repeats: int
     read_gbs_1t: Summary
     read_gbs_all: Summary
     gemm_gflops_1t: Summary
@@ -237,7 +237,7 @@ class Measurement(BaseModel):
     blas: str  # the BLAS numpy uses, as threadpoolctl or numpy's config name it
     loadavg_before: list[float] | None
     loadavg_after: list[float] | None
-    seconds: float
+    elapsed_s: float
 
 
 def plan_buffer(
@@ -303,9 +303,9 @@ def measure_host(
         buffer_bytes=buffer,
         l3_bytes=l3_bytes,
         buffer_note=note,
-        threads=threads,
-        gemm_n=gemm_n,
-        repeats=repeats,
+        n_threads=threads,
+        gemm_size=gemm_n,
+        n_repeats=repeats,
         read_gbs_1t=summary(bw1),
         read_gbs_all=summary(bwn),
         gemm_gflops_1t=summary(g1),
@@ -313,7 +313,7 @@ def measure_host(
         blas=_blas_name(),
         loadavg_before=before,
         loadavg_after=loadavg(),
-        seconds=round(time.perf_counter() - t0, 1),
+        elapsed_s=round(time.perf_counter() - t0, 1),
     )
 
 

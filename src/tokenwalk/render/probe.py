@@ -23,15 +23,15 @@ def _memory_line(r: ProbeReport) -> str:
     mem = r.detected.memory
     line = f"{_gib(mem.total_bytes)} ({mem.source})"
     told = " ".join(x for x in (mem.type, f"{mem.speed_mts} MT/s" if mem.speed_mts else None) if x)
-    if mem.modules:
-        told += f", {mem.modules} modules"
+    if mem.n_modules:
+        told += f", {mem.n_modules} modules"
     return line + (f"; {told}" if told else "; type and speed not told by the OS")
 
 
 def _cpu_line(r: ProbeReport) -> str:
     c = r.detected.cpu
-    cores = f"{c.cores} cores / {c.threads} threads" if c.cores else f"{c.threads} threads"
-    usable = f" ({c.usable_threads} usable)" if c.usable_threads != c.threads else ""
+    cores = f"{c.n_cores} cores / {c.n_threads} threads" if c.n_cores else f"{c.n_threads} threads"
+    usable = f" ({c.n_usable_threads} usable)" if c.n_usable_threads != c.n_threads else ""
     l3 = f", last-level cache {c.l3_bytes / (1 << 20):,.0f} MiB" if c.l3_bytes else ""
     simd = " ".join(c.simd) if c.simd else "no SIMD features listed"
     return f"{c.model or '?'} ({c.arch}), {cores}{usable}{l3}; {simd}"
@@ -43,7 +43,7 @@ def _gpus_line(r: ProbeReport) -> str:
     parts = []
     for g in r.detected.gpus:
         mem = _gib(g.memory_bytes) if g.memory_bytes else "memory shared or not told"
-        cores = f", {g.cores} GPU cores" if g.cores else ""
+        cores = f", {g.n_gpu_cores} GPU cores" if g.n_gpu_cores else ""
         parts.append(f"{g.name} ({g.vendor}, {mem}{cores}; {g.source})")
     return "; ".join(parts)
 
@@ -84,18 +84,18 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
     m = r.measured
     if m is not None:
         t = Table(
-            title=f"Measured in {m.seconds:.1f} s, memory budget {m.memory_budget_bytes / GIB:.2f}"
-            f" GiB, {m.repeats} repeats",
+            title=f"Measured in {m.elapsed_s:.1f} s, memory budget "
+            f"{m.memory_budget_bytes / GIB:.2f} GiB, {m.n_repeats} repeats",
             title_justify="left",
             box=box.SIMPLE_HEAD,
         )
         for col in ("", "unit", "min", "median", "max"):
             t.add_column(col, justify="left" if col in ("", "unit") else "right")
-        n = m.threads
+        n = m.n_threads
         _row(t, "read, 1 thread", "GB/s", m.read_gbs_1t)
         _row(t, f"read, {n} threads", "GB/s", m.read_gbs_all)
-        _row(t, f"f32 GEMM n={m.gemm_n}, 1 thread", "GFLOP/s", m.gemm_gflops_1t)
-        _row(t, f"f32 GEMM n={m.gemm_n}, {n} threads", "GFLOP/s", m.gemm_gflops_all)
+        _row(t, f"f32 GEMM n={m.gemm_size}, 1 thread", "GFLOP/s", m.gemm_gflops_1t)
+        _row(t, f"f32 GEMM n={m.gemm_size}, {n} threads", "GFLOP/s", m.gemm_gflops_all)
         notes = [
             f"read: numpy sum over {m.buffer_bytes / GIB:.2f} GiB of float64 in {n} chunks on "
             f"{n} threads, after an untimed pass; 1 GB = 1e9 bytes",
