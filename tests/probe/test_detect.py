@@ -182,8 +182,8 @@ def test_detect_amd_workstation(tmp_path):
         {"lspci": text("lspci-amd-workstation.txt"), "dmidecode": text("dmidecode-memory.txt")}
     )
     found = d.detect_machine(root, run=run, importer=no_libraries, system="Linux")
-    assert found.cpu.model == "Intel Xeon Processor" and found.cpu.l3_bytes == 32 << 20
-    assert found.memory.type == "DDR5" and found.memory.speed_mts == 5600
+    assert found.cpu.name == "Intel Xeon Processor" and found.cpu.l3_bytes == 32 << 20
+    assert found.memory.dram_type == "DDR5" and found.memory.speed_mts == 5600
     assert [(g.name, g.source) for g in found.gpus] == [
         ("Radeon RX 7900 XT/7900 XTX/7900M", "sysfs+lspci")
     ]
@@ -223,8 +223,8 @@ def test_detect_mac():
         return outputs.get(argv[0]), ""
 
     found = d.detect_machine("/nonexistent", run=run, importer=no_libraries, system="Darwin")
-    assert found.cpu.model == "Apple M2 Pro" and "neon" in found.cpu.simd
-    assert found.memory.total_bytes == 32 * GIB and found.memory.type == "LPDDR5"
+    assert found.cpu.name == "Apple M2 Pro" and "neon" in found.cpu.simd
+    assert found.memory.total_bytes == 32 * GIB and found.memory.dram_type == "LPDDR5"
     assert found.gpus[0].n_gpu_cores == 19 and found.backend == "metal"
 
 

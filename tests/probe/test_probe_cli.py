@@ -41,7 +41,7 @@ def detected(gpus: list[GpuInfo] | None = None, model: str = "Intel Xeon Process
     return Detected(
         os="Linux 6.1",
         cpu=CpuInfo(
-            model=model,
+            name=model,
             arch="x86_64",
             n_cores=2,
             n_threads=2,
@@ -89,7 +89,7 @@ def test_probe_write_then_decode_this(canned, tmp_path, capsys, monkeypatch):
 def test_probe_json(canned, capsys, tmp_path):
     assert main(["probe", "--json", "--machines-file", str(tmp_path / "m.yaml")]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["detected"]["cpu"]["model"] == "Intel Xeon Processor"
+    assert r["detected"]["cpu"]["name"] == "Intel Xeon Processor"
     assert r["measured"]["read_gbs_all"]["median"] == 19.0
     assert r["entry"]["slug"] == "this" and r["written_to"] is None
     assert not (tmp_path / "m.yaml").exists()  # nothing stored without --write

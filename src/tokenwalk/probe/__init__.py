@@ -47,9 +47,9 @@ class ProbeReport(BaseModel):
 
 def _match(d: Detected) -> tuple[CatalogueMatch | None, CatalogueMatch | None]:
     cpu = apu = None
-    if d.cpu.model:
-        cpu = match_catalogue(d.cpu.model, ("cpu", "sbc"))
-        apu = match_catalogue(d.cpu.model, ("igpu",))
+    if d.cpu.name:
+        cpu = match_catalogue(d.cpu.name, ("cpu", "sbc"))
+        apu = match_catalogue(d.cpu.name, ("igpu",))
     gpu = None
     for g in d.gpus:
         kinds = ("apple",) if g.vendor == "apple" else ("gpu", "datacenter", "igpu")
@@ -74,7 +74,7 @@ def machine_entry(
 ) -> dict[str, Any]:
     """The machine-file entry for this machine (see the module docstring)."""
     today = today or _dt.date.today().isoformat()
-    cpu_name = d.cpu.model or d.cpu.arch
+    cpu_name = d.cpu.name or d.cpu.arch
     measured = (
         f"tokenwalk probe {today}: numpy read bandwidth over {m.buffer_bytes / GIB:.2f} GiB "
         f"({m.n_threads} threads, median of {m.n_repeats}) and f32 GEMM n={m.gemm_size} "
@@ -113,8 +113,11 @@ def machine_entry(
             entry["memory_unit"] = "GiB"
         entry["cpu_tflops"] = tflops
         entry["cpu_bandwidth_gbs"] = bw
+        # the backend that runs here (Vulkan on an AMD card without ROCm, say); the catalogue
+        # machine's fit holds for its own backend only
+        entry["backend"] = d.backend if d.backend != "cpu" else base.backend
         fit = timing_defaults().machines.get(gpu.slug)
-        if fit is not None:
+        if fit is not None and entry["backend"] == base.backend:
             entry["fit"] = {
                 "eff_bw": fit.eff_bw,
                 "eff_compute": fit.eff_compute,

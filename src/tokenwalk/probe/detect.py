@@ -81,7 +81,7 @@ class Note(BaseModel):
 
 
 class CpuInfo(BaseModel):
-    model: str | None
+    name: str | None  # the CPU's model name
     vendor: str | None = None
     arch: str
     n_cores: int | None  # physical cores
@@ -95,7 +95,7 @@ class CpuInfo(BaseModel):
 class MemoryInfo(BaseModel):
     total_bytes: int | None
     available_bytes: int | None = None
-    type: str | None = None  # DDR5, LPDDR5X, ...
+    dram_type: str | None = None  # DDR5, LPDDR5X, ...
     speed_mts: int | None = None  # configured speed, MT/s
     n_modules: int | None = None  # populated DIMMs, where told
     source: str
@@ -633,7 +633,7 @@ def _detect_cpu(p: _Probe, system: str, usable: int) -> tuple[CpuInfo, dict[str,
     if l3 is None and info.get("cache_kb"):
         l3 = info["cache_kb"] * 1024
     cpu = CpuInfo(
-        model=info.get("model") or platform.processor() or None,
+        name=info.get("model") or platform.processor() or None,
         vendor=info.get("vendor"),
         arch=platform.machine(),
         n_cores=info.get("cores"),
@@ -681,7 +681,7 @@ def _detect_memory(p: _Probe, system: str, cpu_info: dict[str, Any]) -> MemoryIn
     return MemoryInfo(
         total_bytes=total,
         available_bytes=available,
-        type=kind,
+        dram_type=kind,
         speed_mts=speed,
         n_modules=modules,
         source=source,
@@ -735,7 +735,7 @@ def _detect_gpus(p: _Probe, system: str) -> tuple[list[GpuInfo], bool]:
 
     amd: list[GpuInfo] = []
     amdsmi = p.module("amdsmi", "amdsmi")
-    rocm = amdsmi is not None or Path("/opt/rocm").is_dir()
+    rocm = amdsmi is not None or (p.root / "opt/rocm").is_dir()
     if amdsmi is not None:
         try:
             amd = gpus_from_amdsmi(amdsmi)

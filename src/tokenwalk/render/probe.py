@@ -22,7 +22,9 @@ def _gib(n: int | None) -> str:
 def _memory_line(r: ProbeReport) -> str:
     mem = r.detected.memory
     line = f"{_gib(mem.total_bytes)} ({mem.source})"
-    told = " ".join(x for x in (mem.type, f"{mem.speed_mts} MT/s" if mem.speed_mts else None) if x)
+    told = " ".join(
+        x for x in (mem.dram_type, f"{mem.speed_mts} MT/s" if mem.speed_mts else None) if x
+    )
     if mem.n_modules:
         told += f", {mem.n_modules} modules"
     return line + (f"; {told}" if told else "; type and speed not told by the OS")
@@ -34,7 +36,7 @@ def _cpu_line(r: ProbeReport) -> str:
     usable = f" ({c.n_usable_threads} usable)" if c.n_usable_threads != c.n_threads else ""
     l3 = f", last-level cache {c.l3_bytes / (1 << 20):,.0f} MiB" if c.l3_bytes else ""
     simd = " ".join(c.simd) if c.simd else "no SIMD features listed"
-    return f"{c.model or '?'} ({c.arch}), {cores}{usable}{l3}; {simd}"
+    return f"{c.name or '?'} ({c.arch}), {cores}{usable}{l3}; {simd}"
 
 
 def _gpus_line(r: ProbeReport) -> str:
@@ -55,7 +57,7 @@ def _match_line(r: ProbeReport) -> str:
     if r.cpu_match is not None and r.cpu_match is not r.gpu_match:
         found.append(f"CPU: {r.cpu_match.slug} ({r.cpu_match.reason})")
     if not found:
-        what = r.detected.cpu.model or "this CPU"
+        what = r.detected.cpu.name or "this CPU"
         return (
             f"no entry fits '{what}'"
             + (" or its GPUs" if r.detected.gpus else "")
