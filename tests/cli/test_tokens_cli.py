@@ -142,7 +142,7 @@ def test_catalogue_model_is_an_estimate(capsys, monkeypatch, doc: str) -> None:
     assert code == 0, err
     d = json.loads(out)
     assert d["counted_with"] == "estimate" and not d["exact"] and d["tokens"] == -(-len(DOC) // 4)
-    assert "estimated" in err and "4 characters a token" in err
+    assert "an estimate, not a count" in err and "4 characters a token" in err
 
 
 @pytest.mark.parametrize(

@@ -115,3 +115,31 @@ def test_estimate_conversation_grows() -> None:
     first, second = r.calls
     assert first.output_tokens == 11 and second.prompt_tokens > first.prompt_tokens
     assert second.cached_tokens == first.prompt_tokens + 10
+
+
+def test_estimate_changed_system_prompt_recomputes() -> None:
+    chat = Chat(
+        [
+            {"role": "system", "content": "s" * 400},
+            {"role": "user", "content": "q" * 40},
+            {"role": "assistant", "content": "a" * 40},
+            {"role": "system", "content": "t" * 400},
+            {"role": "user", "content": "q" * 40},
+        ]
+    )
+    r = count_prompt(EstimateCounter("no tokenizer"), model="m", chat=chat, source="c.json")
+    assert r.calls[1].cached_tokens == 0 and r.calls[1].messages == 4
+
+
+def test_template_share_leaves_out_messages_a_template_drops() -> None:
+    class DropsSystem(EstimateCounter):
+        has_template = True
+
+        def render(self, chat: Chat, *, add_generation_prompt: bool = True) -> str:
+            return "".join(
+                f"<{m['role']}>{m['content']}" for m in chat.messages if m["role"] != "system"
+            )
+
+    chat = Chat([{"role": "system", "content": "s" * 400}, {"role": "user", "content": "q" * 40}])
+    r = count_prompt(DropsSystem("x"), model="m", chat=chat, source="c.json")
+    assert r.template_tokens >= 0

@@ -81,10 +81,8 @@ def count_text(
     template = (
         f", {counted.template_tokens:,} of them the template's" if counted.kind == "chat" else ""
     )
-    how = "estimated" if counted.counted_with == "estimate" else "counted"
-    note(
-        f"prompt: {counted.tokens:,} tokens from {where}{template}, {how} with {counted.tokenizer}"
-    )
+    how = "" if counted.counted_with == "estimate" else "counted with "
+    note(f"prompt: {counted.tokens:,} tokens from {where}{template}, {how}{counted.tokenizer}")
     return counted
 
 

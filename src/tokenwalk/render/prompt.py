@@ -48,7 +48,8 @@ def render_tokens(r: TokenCount, console: Console) -> None:
                 count(c.output_tokens) if c.output_tokens else "",
             )
         parts += ["", t]
-    parts += ["", safe_text(f"{what} with {r.tokenizer}", style="dim")]
+    how = "" if r.counted_with == "estimate" else "counted with "
+    parts += ["", safe_text(f"{how}{r.tokenizer}", style="dim", limit=None)]
     console.print(Group(*parts))
 
 

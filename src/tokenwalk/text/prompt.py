@@ -17,6 +17,7 @@ wants it (llama.cpp strips a BOS the template writes and adds its own).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -290,7 +291,7 @@ class EstimateCounter:
     def description(self) -> str:
         return (
             f"an estimate, not a count: {CHARS_PER_TOKEN:g} characters a token and "
-            f"{ESTIMATE_TEMPLATE_TOKENS} template tokens a message ({self.why})"
+            f"{ESTIMATE_TEMPLATE_TOKENS} template tokens a message; {self.why}"
         )
 
     def encode(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
@@ -339,6 +340,15 @@ class TokenCount(BaseModel):
 
 def _template_tokens_estimate(n_messages: int) -> int:
     return ESTIMATE_TEMPLATE_TOKENS * n_messages
+
+
+def _placeholder(message: Mapping[str, Any]) -> int:
+    """A stand-in token id for every token of a message when there is no template: equal for
+    equal messages, different (but for a 1 in 2^31 chance) otherwise."""
+    digest = hashlib.blake2b(
+        f"{message.get('role')}\0{message.get('content')}".encode(), digest_size=4
+    ).digest()
+    return -1 - int.from_bytes(digest, "little") // 2
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -417,19 +427,28 @@ def count_prompt(
         prev: list[int] = []
         for n, end in enumerate(ends, start=1):
             sent = Chat(sent_messages(chat.messages, end), chat.tools)
-            text_tok = sum(content_tokens[id(m)] for m in sent.messages)
             if counter.has_template:
                 rendered = counter.render(sent)
                 ids = counter.encode(rendered, add_special=True, parse_special=True)
+                # a template may leave a message out (Phi-3's drops the system prompt)
+                shown = [m for m in sent.messages if m["content"] in rendered]
             else:
+                # no template: each message stands for its tokens and ESTIMATE_TEMPLATE_TOKENS
+                # more, as placeholder ids that tell messages apart, so the prefix the previous
+                # call left is found message by message
                 ids = counter.encode("", add_special=True, parse_special=True)
-                ids += [0] * (text_tok + _template_tokens_estimate(len(sent.messages)))
+                for m in sent.messages:
+                    ids += [_placeholder(m)] * (content_tokens[id(m)] + ESTIMATE_TEMPLATE_TOKENS)
+                shown = sent.messages
+            text_tok = sum(content_tokens[id(m)] for m in shown)
             reply = chat.messages[end + 1] if end + 1 < len(chat.messages) else None
             out_ids = (
                 counter.encode(reply["content"], add_special=False, parse_special=False)
                 if reply
                 else []
             )
+            if reply and not counter.has_template:
+                out_ids = [_placeholder(reply)] * len(out_ids)
             # an estimate's ids are placeholders: the prefix is then the previous call whole
             cached = _common_prefix(ids, prev)
             if cached >= len(ids):  # a call always computes at least its last token

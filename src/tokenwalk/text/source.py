@@ -4,9 +4,13 @@ estimate that says it is one (see `tokenwalk.text.prompt`)."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 import re
+import socket
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlparse
 
 from tokenwalk.text.prompt import Counter, EstimateCounter, GgufCounter, HubCounter
 
@@ -42,10 +46,10 @@ def counter_for(ref: str, metadata: Mapping[str, Any] | None, source: str) -> Co
         hub = _hub_counter(repo) if repo else None
         if hub is not None:
             return hub
-        where = f" (its repository {repo} was not reachable)" if repo else ""
+        where = f": its repository {repo} was not reachable" if repo else ""
         return EstimateCounter(
-            f"a catalogue model has no tokenizer{where}; give its GGUF file (or hf://) for a "
-            "count with the model's own tokenizer"
+            f"a catalogue model has no tokenizer{where}. Give its GGUF file (or hf://) to count "
+            "with the model's own tokenizer"
         )
     return EstimateCounter(
         "a config has no tokenizer; give the GGUF file for a count with the model's own one"
@@ -60,14 +64,28 @@ def _hub_counter(repo: str) -> HubCounter | None:
         from tokenizers import Tokenizer
     except ImportError:
         return None
+
+    def fetch(name: str) -> str:
+        try:  # the cache first: no request at all
+            return hf_hub_download(repo, name, local_files_only=True)
+        except Exception:
+            if not _hub_reachable():
+                raise
+        logger = logging.getLogger("huggingface_hub")
+        level = logger.level
+        logger.setLevel(logging.CRITICAL)  # its retry messages are not ours to show
+        try:
+            return hf_hub_download(repo, name, etag_timeout=5)
+        finally:
+            logger.setLevel(level)
+
     try:
-        path = hf_hub_download(repo, "tokenizer.json", etag_timeout=5)
-        tok = Tokenizer.from_file(path)
+        tok = Tokenizer.from_file(fetch("tokenizer.json"))
     except Exception:  # offline, gated, missing: the estimate says so
         return None
     template, special = None, {}
     try:
-        with open(hf_hub_download(repo, "tokenizer_config.json", etag_timeout=5)) as fh:
+        with open(fetch("tokenizer_config.json"), encoding="utf-8") as fh:
             cfg = json.load(fh)
         t = cfg.get("chat_template")
         if isinstance(t, list):  # named templates: the default one
@@ -82,3 +100,20 @@ def _hub_counter(repo: str) -> HubCounter | None:
     except Exception:
         pass
     return HubCounter(tok, repo, template, special)
+
+
+def _hub_reachable() -> bool:
+    """False when huggingface_hub is told to stay offline or the hub's name does not resolve
+    (no network): then there is nothing to wait for, and its retries are skipped."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return False
+    from tokenwalk.sources.hf import endpoint
+
+    host = urlparse(endpoint()).hostname
+    if not host:
+        return False
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
