@@ -58,17 +58,18 @@ def render_session(r: SessionReport, console: Console) -> None:
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: {len(r.calls)} calls",
         title_justify="left",
     )
+    # narrow headings: the table fits 80 columns (the legend is under it)
     for col in (
         "call",
-        "starts",
+        "at",
         "load",
         "prompt",
         "cached",
-        "prefilled",
-        "first token",
+        "new",
+        "TTFT",
         "reply",
         "writing",
-        "call total",
+        "total",
     ):
         t.add_column(col, justify="right")
     for c in r.calls:
@@ -95,6 +96,7 @@ def render_session(r: SessionReport, console: Console) -> None:
     )
     s.add_row("tokens written", count(r.output_tokens), "")
     s.add_row("busy", seconds(r.busy_s), "the calls themselves")
+    s.add_row("", "", "at: start; new: prompt tokens prefilled; TTFT: to the first token")
     keep = (
         "the model stays loaded"
         if r.keep_alive_s is None
