@@ -174,3 +174,13 @@ def test_hostile_template_in_a_gguf(capsys, tmp_path: Path, chat: str) -> None:
     code, stdout, err = run(capsys, "tokens", str(out), "--chat", chat)
     assert code == 2 and "pwned" not in stdout + err
     assert err.startswith("tokenwalk: error: the chat template tried something unsafe")
+
+
+@pytest.mark.parametrize("missing", ["tokenizers", "jinja2"])
+def test_without_the_text_extra_says_how_to_install(capsys, monkeypatch, model, chat, missing):
+    import sys
+
+    monkeypatch.setitem(sys.modules, missing, None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, f"{missing}.sandbox", None)
+    code, _, err = run(capsys, "tokens", model, "--chat", chat)
+    assert code == 2 and "pip install 'tokenwalk[text]'" in err and "Traceback" not in err

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("tokenizers")
 pytest.importorskip("jinja2")
@@ -114,3 +116,13 @@ def test_unsupported_model_refused(gpt2: GgufCounter) -> None:
 def test_missing_vocabulary_is_one_line() -> None:
     with pytest.raises(TokenizerError, match="token list was not read"):
         Vocab.from_metadata({"tokenizer.ggml.model": "gpt2"})
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(max_size=200))
+def test_gpt2_round_trips_any_text(gpt2: GgufCounter, text: str) -> None:
+    ids = gpt2.encode(text, add_special=False, parse_special=False)
+    assert len(ids) <= len(text.encode("utf-8"))  # a byte-level BPE never exceeds the bytes
+    assert gpt2.tokenizer.decode(ids, skip_special_tokens=False) == text

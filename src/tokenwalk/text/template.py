@@ -276,10 +276,10 @@ def render_chat(
         raise TemplateRefused(
             f"the chat template has {len(template):,} characters (limit {limits.template_chars:,})"
         )
+    env = _make_env(limits, now)  # first: it says how to install jinja2 when it is missing
     import jinja2
     from jinja2.exceptions import SecurityError
 
-    env = _make_env(limits, now)
     variables: dict[str, Any] = {
         "messages": messages,
         "add_generation_prompt": add_generation_prompt,
