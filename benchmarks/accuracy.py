@@ -43,7 +43,7 @@ OWN_MACHINE = "xeon-kvm-2c"  # the project's own measured machine (tests/data/cp
 
 def cell(pred: np.ndarray, measured: np.ndarray, mask: np.ndarray, signed: bool = False) -> str:
     s = error_stats(pred[mask], measured[mask])
-    if not s.rows:
+    if not s.n_rows:
         return f"{'-':>22}"
     out = f"{s.median_pct:6.1f}% {s.p90_pct:6.1f}%"
     if signed:
