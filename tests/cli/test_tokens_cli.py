@@ -69,8 +69,8 @@ def test_tokens_counts_a_file(capsys, model: str, doc: str) -> None:
     code, out, err = run(capsys, "tokens", model, doc, "--json")
     assert code == 0, err
     d = json.loads(out)
-    assert d["tokens"] == 1400 and d["counted_with"] == "gguf" and d["exact"]
-    assert d["words"] == 1200 and d["tokens_per_word"] == pytest.approx(1400 / 1200)
+    assert d["prompt_tokens"] == 1400 and d["counted_with"] == "gguf" and d["exact"]
+    assert d["n_words"] == 1200 and d["tokens_per_word"] == pytest.approx(1400 / 1200)
     assert "prompt: 1,400 tokens" in err
 
 
@@ -80,7 +80,7 @@ def test_tokens_reads_stdin(capsys, monkeypatch, model: str) -> None:
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Hello world")))
     code, out, _ = run(capsys, "tokens", model, "-", "--json")
-    assert code == 0 and json.loads(out)["tokens"] == 2
+    assert code == 0 and json.loads(out)["prompt_tokens"] == 2
 
 
 def test_tokens_conversation_table(capsys, model: str, chat: str) -> None:
@@ -93,13 +93,13 @@ def test_tokens_conversation_json(capsys, model: str, chat: str) -> None:
     d = json.loads(run(capsys, "tokens", model, "--chat", chat, "--json")[1])
     one, two = d["calls"]
     assert two["cached_tokens"] > one["prompt_tokens"]
-    assert d["template_tokens"] > 0 and d["tokens"] == two["prompt_tokens"]
+    assert d["template_tokens"] > 0 and d["prompt_tokens"] == two["prompt_tokens"]
 
 
 def test_prefill_prompt_file(capsys, model: str, doc: str) -> None:
     code, out, err = run(capsys, "prefill", model, *LAPTOP, "--prompt-file", doc, "--json")
     assert code == 0, err
-    assert json.loads(out)["prompt"] == 1400
+    assert json.loads(out)["prompt_tokens"] == 1400
 
 
 def test_trace_prompt_file_times_real_work(capsys, model: str, doc: str) -> None:
@@ -108,7 +108,7 @@ def test_trace_prompt_file_times_real_work(capsys, model: str, doc: str) -> None
     d = json.loads(out)
     phase = next(p for p in d["phases"] if p["name"] == "template + tokenize")
     assert "1,400 tokens" in phase["detail"] and "measured" in phase["detail"]
-    assert phase["duration_s"] > 0 and d["prompt"] == 1400
+    assert phase["duration_s"] > 0 and d["prompt_tokens"] == 1400
 
 
 def test_trace_chat_traces_every_call(capsys, model: str, chat: str) -> None:
@@ -116,7 +116,9 @@ def test_trace_chat_traces_every_call(capsys, model: str, chat: str) -> None:
     assert code == 0, err
     d = json.loads(out)
     one, two = d["calls"]
-    assert not one["cold"] and two["computed"] < 30 and two["prefill_s"] < one["prefill_s"] / 10
+    assert (
+        not one["cold"] and two["computed_tokens"] < 30 and two["prefill_s"] < one["prefill_s"] / 10
+    )
     assert d["wall_s"] == pytest.approx(d["busy_s"])
 
 
@@ -124,7 +126,9 @@ def test_trace_chat_gap_beyond_keep_alive_loads_again(capsys, model: str, chat: 
     argv = ["trace", model, *LAPTOP, "--chat", chat, "--gap", "600", "--keep-alive", "300"]
     d = json.loads(run(capsys, *argv, "--json")[1])
     two = d["calls"][1]
-    assert two["cold"] and two["cached"] == 0 and two["load_s"] > 0 and d["cold_loads"] == 1
+    assert (
+        two["cold"] and two["cached_tokens"] == 0 and two["load_s"] > 0 and d["n_cold_loads"] == 1
+    )
     assert d["wall_s"] == pytest.approx(d["busy_s"] + 600)
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "cold loads" in out
@@ -141,7 +145,11 @@ def test_catalogue_model_is_an_estimate(capsys, monkeypatch, doc: str) -> None:
     code, out, err = run(capsys, "tokens", "qwen3.6-35b-a3b", doc, "--json")
     assert code == 0, err
     d = json.loads(out)
-    assert d["counted_with"] == "estimate" and not d["exact"] and d["tokens"] == -(-len(DOC) // 4)
+    assert (
+        d["counted_with"] == "estimate"
+        and not d["exact"]
+        and d["prompt_tokens"] == -(-len(DOC) // 4)
+    )
     assert "an estimate, not a count" in err and "4 characters a token" in err
 
 

@@ -46,16 +46,16 @@ def test_keep_alive_decides_a_cold_load(qwen2, machine):
     cold = session_report(
         qwen2, machine, [(1000, 0, 10), (1100, 1010, 10)], gap_s=400, keep_alive_s=300
     )
-    assert not warm.calls[1].cold and warm.calls[1].cached == 1010
-    assert cold.calls[1].cold and cold.calls[1].cached == 0 and cold.calls[1].load_s > 0
-    assert cold.cold_loads == 1
+    assert not warm.calls[1].cold and warm.calls[1].cached_tokens == 1010
+    assert cold.calls[1].cold and cold.calls[1].cached_tokens == 0 and cold.calls[1].load_s > 0
+    assert cold.n_cold_loads == 1
     stays = session_report(qwen2, machine, [(1000, 0, 10), (1100, 1010, 10)], gap_s=1e6)
     assert not stays.calls[1].cold  # no keep-alive: the model stays loaded
 
 
 def test_first_call_cold(qwen2, machine):
     r = session_report(qwen2, machine, [(100, 0, 10), (120, 105, 10)], cold=True)
-    assert r.calls[0].cold and not r.calls[1].cold and r.cold_loads == 1
+    assert r.calls[0].cold and not r.calls[1].cold and r.n_cold_loads == 1
 
 
 def test_measured_tokenize_time_is_used(qwen2, machine):

@@ -62,8 +62,8 @@ def test_spm_special_tokens_parsed_only_when_asked(spm: GgufCounter) -> None:
 
 def test_text_count_has_bos_as_template_share(spm: GgufCounter) -> None:
     r = count_prompt(spm, model="m", text="Hello world, how are you?", source="t.txt")
-    assert r.template_tokens == 1 and r.tokens == r.text_tokens + 1
-    assert r.words == 5 and r.tokens_per_word == pytest.approx(r.tokens / 5)
+    assert r.template_tokens == 1 and r.prompt_tokens == r.text_tokens + 1
+    assert r.n_words == 5 and r.tokens_per_word == pytest.approx(r.prompt_tokens / 5)
 
 
 def test_template_bos_not_doubled(spm: GgufCounter) -> None:
@@ -98,7 +98,7 @@ def test_conversation_reuses_prefix_and_recomputes_after_system_change(spm: Gguf
     assert two.prompt_tokens - two.cached_tokens < 60  # ChatML markers are text for Phi-3
     # a changed system prompt goes first: all of it is computed again
     assert three.cached_tokens < 20 and three.prompt_tokens > two.prompt_tokens - 40
-    assert r.tokens == three.prompt_tokens and r.template_tokens > 0
+    assert r.prompt_tokens == three.prompt_tokens and r.template_tokens > 0
 
 
 def test_unknown_pre_is_marked_inexact(gpt2: GgufCounter) -> None:

@@ -98,7 +98,7 @@ def test_calls_are_user_turns_answered() -> None:
 def test_estimate_says_it_is_one() -> None:
     counter = EstimateCounter("no tokenizer")
     r = count_prompt(counter, model="m", text="x" * 400, source="doc.txt")
-    assert r.tokens == 400 / CHARS_PER_TOKEN and not r.exact and r.counted_with == "estimate"
+    assert r.prompt_tokens == 400 / CHARS_PER_TOKEN and not r.exact and r.counted_with == "estimate"
     assert "estimate" in r.tokenizer and "no tokenizer" in r.tokenizer
 
 
@@ -128,7 +128,7 @@ def test_estimate_changed_system_prompt_recomputes() -> None:
         ]
     )
     r = count_prompt(EstimateCounter("no tokenizer"), model="m", chat=chat, source="c.json")
-    assert r.calls[1].cached_tokens == 0 and r.calls[1].messages == 4
+    assert r.calls[1].cached_tokens == 0 and r.calls[1].n_messages == 4
 
 
 def test_template_share_leaves_out_messages_a_template_drops() -> None:

@@ -168,7 +168,9 @@ def budget(
         ]
         loaded = [c[0].model for c in counted]
         # the prompt and what is written after it, the reply counted in the chat or none
-        ctx = max(c.tokens + (c.calls[-1].output_tokens if c.calls else 0) for _, c in counted)
+        ctx = max(
+            c.prompt_tokens + (c.calls[-1].output_tokens if c.calls else 0) for _, c in counted
+        )
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     else:
         loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
@@ -273,9 +275,9 @@ def trace(
                 mdl, m, counted, output, cold, gap, keep_alive, ubatch, kv_type, system_gb, json
             )
             return
-        prompt = counted.tokens
+        prompt = counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
-        tokenize_s = counted.time_s
+        tokenize_s = counted.tokenize_s
         detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
@@ -322,7 +324,7 @@ def _trace_session(
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:
         check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
-    per_call = counted.time_s / len(calls)
+    per_call = counted.tokenize_s / len(calls)
     report = session_report(
         mdl,
         m,

@@ -76,13 +76,15 @@ def count_text(
         assert prompt_file is not None
         counted = count_prompt(counter, model=name, text=read_text(prompt_file), source=prompt_file)
     where = "stdin" if counted.input == "-" else counted.input
-    if counted.tokens < 1:
+    if counted.prompt_tokens < 1:
         raise InputError(f"the prompt from {where} is empty: no token to count")
-    template = (
-        f", {counted.template_tokens:,} of them the template's" if counted.kind == "chat" else ""
-    )
+    template = ""
+    if counted.input_kind == "chat":
+        template = f", {counted.template_tokens:,} of them the template's"
     how = "" if counted.counted_with == "estimate" else "counted with "
-    note(f"prompt: {counted.tokens:,} tokens from {where}{template}, {how}{counted.tokenizer}")
+    note(
+        f"prompt: {counted.prompt_tokens:,} tokens from {where}{template}, {how}{counted.tokenizer}"
+    )
     return counted
 
 

@@ -117,7 +117,7 @@ def prefill(
         loaded, counted = load_counted(
             model, quant, prompt_file, chat, json=json, no_cache=no_cache
         )
-        mdl, prompt = loaded.model, counted.tokens
+        mdl, prompt = loaded.model, counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model

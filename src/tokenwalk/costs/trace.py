@@ -255,15 +255,15 @@ class SessionCall(BaseModel):
     """One call of a conversation on the session's timeline."""
 
     model_config = ConfigDict(frozen=True)
-    index: int  # 1-based
+    index: int  # position, from 0
     start_s: float  # when the call starts on the session's clock
     gap_s: float  # idle time before it (0 for the first)
     cold: bool  # the weights are loaded from disk first (the first call with --cold, or after
     # an idle gap longer than --keep-alive)
-    prompt: int  # tokens sent
-    cached: int  # of which reused from the prefix cache
-    computed: int  # of which prefilled: prompt - cached
-    output: int
+    prompt_tokens: int  # sent
+    cached_tokens: int  # of which reused from the prefix cache
+    computed_tokens: int  # of which prefilled: prompt_tokens - cached_tokens
+    output_tokens: int
     load_s: float
     tokenize_s: float
     prefill_s: float
@@ -282,7 +282,7 @@ class SessionReport(BaseModel):
     calls: list[SessionCall]
     gap_s: float
     keep_alive_s: float | None  # None: the model stays loaded (llama-server)
-    cold_loads: int
+    n_cold_loads: int
     prompt_tokens: int  # sent, all calls
     cached_tokens: int  # reused, all calls
     computed_tokens: int  # prefilled, all calls
@@ -340,14 +340,14 @@ def session_report(
         tok = next(p.duration_s for p in tr.phases if p.name == "template + tokenize")
         out.append(
             SessionCall(
-                index=i + 1,
+                index=i,
                 start_s=clock,
                 gap_s=gap,
                 cold=is_cold,
-                prompt=prompt,
-                cached=tr.cached,
-                computed=prompt - tr.cached,
-                output=output,
+                prompt_tokens=prompt,
+                cached_tokens=tr.cached_tokens,
+                computed_tokens=prompt - tr.cached_tokens,
+                output_tokens=output,
                 load_s=tr.load_s,
                 tokenize_s=tok,
                 prefill_s=tr.prefill_s,
@@ -364,11 +364,11 @@ def session_report(
         calls=out,
         gap_s=gap_s,
         keep_alive_s=keep_alive_s,
-        cold_loads=loads,
-        prompt_tokens=sum(c.prompt for c in out),
-        cached_tokens=sum(c.cached for c in out),
-        computed_tokens=sum(c.computed for c in out),
-        output_tokens=sum(c.output for c in out),
+        n_cold_loads=loads,
+        prompt_tokens=sum(c.prompt_tokens for c in out),
+        cached_tokens=sum(c.cached_tokens for c in out),
+        computed_tokens=sum(c.computed_tokens for c in out),
+        output_tokens=sum(c.output_tokens for c in out),
         busy_s=sum(c.total_s for c in out),
         wall_s=clock,
         load_gbs=rate,

@@ -23,16 +23,16 @@ def render_tokens(r: TokenCount, console: Console) -> None:
     s.add_column(style="bold")
     s.add_column(justify="right")
     s.add_column(style="dim")
-    s.add_row("tokens", count(r.tokens), what + ("" if r.exact else ", not exact"))
-    if r.kind == "chat":
+    s.add_row("tokens", count(r.prompt_tokens), what + ("" if r.exact else ", not exact"))
+    if r.input_kind == "chat":
         s.add_row(
             "of which the template", count(r.template_tokens), "roles, turn markers, BOS, tools"
         )
-        s.add_row("of which the messages", count(r.text_tokens), f"{r.messages} messages")
+        s.add_row("of which the messages", count(r.text_tokens), f"{r.n_messages} messages")
     elif r.template_tokens:
         s.add_row("of which BOS/EOS", count(r.template_tokens), "added by the tokenizer")
-    s.add_row("characters", count(r.chars), f"{r.tokens_per_char:.3f} tokens a character")
-    s.add_row("words", count(r.words), f"{r.tokens_per_word:.2f} tokens a word")
+    s.add_row("characters", count(r.n_chars), f"{r.tokens_per_char:.3f} tokens a character")
+    s.add_row("words", count(r.n_words), f"{r.tokens_per_word:.2f} tokens a word")
     parts: list = [s]
     if len(r.calls) > 1:
         t = Table(title="calls of the conversation", title_justify="left")
@@ -40,8 +40,8 @@ def render_tokens(r: TokenCount, console: Console) -> None:
             t.add_column(col, justify="right")
         for c in r.calls:
             t.add_row(
-                str(c.index),
-                str(c.messages),
+                str(c.index + 1),
+                str(c.n_messages),
                 count(c.prompt_tokens),
                 count(c.cached_tokens),
                 count(c.prompt_tokens - c.cached_tokens),
@@ -74,14 +74,14 @@ def render_session(r: SessionReport, console: Console) -> None:
         t.add_column(col, justify="right")
     for c in r.calls:
         t.add_row(
-            str(c.index),
+            str(c.index + 1),
             seconds(c.start_s),
             seconds(c.load_s) if c.cold else "",
-            count(c.prompt),
-            count(c.cached),
-            count(c.computed),
+            count(c.prompt_tokens),
+            count(c.cached_tokens),
+            count(c.computed_tokens),
             seconds(c.ttft_s),
-            count(c.output),
+            count(c.output_tokens),
             seconds(c.decode_s),
             seconds(c.total_s),
         )
@@ -103,6 +103,6 @@ def render_session(r: SessionReport, console: Console) -> None:
         else (f"unloaded after {seconds(r.keep_alive_s)} idle")
     )
     s.add_row("session", seconds(r.wall_s), f"with {seconds(r.gap_s)} between calls; {keep}")
-    if r.cold_loads:
-        s.add_row("cold loads", str(r.cold_loads), f"at {r.load_gbs:.3g} GB/s, {r.load_from}")
+    if r.n_cold_loads:
+        s.add_row("cold loads", str(r.n_cold_loads), f"at {r.load_gbs:.3g} GB/s, {r.load_from}")
     console.print(Group(t, "", s))

@@ -308,8 +308,8 @@ class CallCount(BaseModel):
     """One call of a conversation: what the model is sent, what it may reuse, what it writes."""
 
     model_config = ConfigDict(frozen=True)
-    index: int  # 1-based
-    messages: int  # messages sent
+    index: int  # position, from 0
+    n_messages: int  # messages sent
     prompt_tokens: int  # the rendered conversation so far
     cached_tokens: int  # the prefix the previous call left in the cache (same tokens)
     output_tokens: int  # the assistant's reply that follows in the file, 0 when none
@@ -322,20 +322,20 @@ class TokenCount(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str
     input: str  # the file read, or "-" for stdin
-    kind: str  # "text" or "chat"
+    input_kind: str  # "text" or "chat"
     counted_with: str  # "gguf", "tokenizer.json" or "estimate"
     tokenizer: str  # in words
     exact: bool  # False: an estimate, or a pre-tokenizer tokenwalk does not know
-    tokens: int  # what the model is sent (the last call's prompt, for a conversation)
+    prompt_tokens: int  # what the model is sent (the last call's prompt, for a conversation)
     template_tokens: int  # of which the chat template (roles, markers, BOS)
     text_tokens: int  # of which the text itself
-    chars: int
-    words: int
+    n_chars: int
+    n_words: int
     tokens_per_word: float
     tokens_per_char: float
-    messages: int
+    n_messages: int
     calls: list[CallCount]
-    time_s: float  # measured: rendering and tokenizing, seconds
+    tokenize_s: float  # measured: rendering and tokenizing, seconds
 
 
 def _template_tokens_estimate(n_messages: int) -> int:
@@ -425,7 +425,7 @@ def count_prompt(
             for m in chat.messages
         }
         prev: list[int] = []
-        for n, end in enumerate(ends, start=1):
+        for n, end in enumerate(ends):
             sent = Chat(sent_messages(chat.messages, end), chat.tools)
             if counter.has_template:
                 rendered = counter.render(sent)
@@ -456,7 +456,7 @@ def count_prompt(
             calls.append(
                 CallCount(
                     index=n,
-                    messages=len(sent.messages),
+                    n_messages=len(sent.messages),
                     prompt_tokens=len(ids),
                     cached_tokens=max(cached, 0),
                     output_tokens=len(out_ids) + (1 if reply else 0),
@@ -478,18 +478,18 @@ def count_prompt(
     return TokenCount(
         model=model,
         input=source,
-        kind=kind,
+        input_kind=kind,
         counted_with=counter.name,
         tokenizer=described,
         exact=exact,
-        tokens=tokens,
+        prompt_tokens=tokens,
         template_tokens=template_tokens,
         text_tokens=tokens - template_tokens,
-        chars=chars,
-        words=words,
+        n_chars=chars,
+        n_words=words,
         tokens_per_word=tokens / words if words else 0.0,
         tokens_per_char=tokens / chars if chars else 0.0,
-        messages=n_messages,
+        n_messages=n_messages,
         calls=calls,
-        time_s=elapsed,
+        tokenize_s=elapsed,
     )
