@@ -47,6 +47,11 @@ def test_helpers_as_transformers_provides_them() -> None:
         render("{{ raise_exception('no system') }}")
 
 
+def test_concatenation_still_renders() -> None:
+    assert render("{{ 'a' ~ 1 ~ none }}") == "a1None"
+    assert render("{% set x = 'b' %}{{ x ~ x }}") == "bb"
+
+
 def test_trim_and_lstrip_blocks() -> None:
     assert render("  {% if true %}\nx{% endif %}") == "x"
 
@@ -75,6 +80,10 @@ HOSTILE = {
     "format filter width": "{{ '%10000000000s'|format('x') }}",
     "concat growth": "{% set ns = namespace(s='xxxxxxxxxxxxxxxx') %}{% for i in range(100) %}"
     "{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}",
+    "concat growth (~)": "{% set ns = namespace(s='xxxxxxxxxxxxxxxx') %}{% for i in range(100) %}"
+    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}",
+    "recursive loop": "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}",
+    "map attribute escape": "{{ messages|map(attribute='__class__')|list }}",
     "recursion": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}",
     "syntax error": "{% for x in %}",
     "undefined call": "{{ nothing() }}",

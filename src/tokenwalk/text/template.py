@@ -84,6 +84,7 @@ def _check_args(args: Sequence[Any], kwargs: Mapping[str, Any], limit: int, what
 def _make_env(limits: RenderLimits, now: datetime | None = None) -> Any:
     try:
         import jinja2
+        from jinja2.compiler import CodeGenerator, optimizeconst
         from jinja2.exceptions import SecurityError
         from jinja2.ext import Extension, loopcontrols
         from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -105,8 +106,26 @@ def _make_env(limits: RenderLimits, now: datetime | None = None) -> Any:
             body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
             return jinja2.nodes.Scope(body, lineno=lineno)
 
+    class _CodeGenerator(CodeGenerator):
+        """`a ~ b` (string concatenation) goes through a check of the length it builds."""
+
+        @optimizeconst
+        def visit_Concat(self, node: Any, frame: Any) -> None:
+            self.write("environment.checked_concat((")
+            for arg in node.nodes:
+                self.visit(arg, frame)
+                self.write(", ")
+            self.write("))")
+
     class _Env(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset(["*", "**", "+", "%"])
+        code_generator_class = _CodeGenerator
+
+        def checked_concat(self, parts: Sequence[Any]) -> str:
+            texts = [str(p) for p in parts]
+            if sum(len(t) for t in texts) > cap:
+                raise TemplateRefused("the chat template builds a string too long")
+            return "".join(texts)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "**":
