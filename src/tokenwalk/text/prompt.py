@@ -195,7 +195,9 @@ class GgufCounter:
     @property
     def description(self) -> str:
         v = self.vocab
-        kind = "SentencePiece BPE" if v.model == "llama" else "byte-level BPE"
+        kind = {"llama": "SentencePiece BPE", "gemma4": "Gemma 4's BPE"}.get(
+            v.model, "byte-level BPE"
+        )
         pre = f", pre-tokenizer '{v.pre}'" if v.model == "gpt2" and v.pre else ""
         text = f"the model's tokenizer ({kind}, {len(v.tokens):,} tokens{pre})"
         if not v.exact:

@@ -42,7 +42,7 @@ __all__ = [
     "need_text_extra",
 ]
 
-SUPPORTED_MODELS = ("gpt2", "llama")
+SUPPORTED_MODELS = ("gpt2", "llama", "gemma4")
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = range(
     1, 7
 )
@@ -319,6 +319,8 @@ class Vocab:
         add_bos = _bool(md, "tokenizer.ggml.add_bos_token")
         if add_bos is None:
             add_bos = spm or bool(family and family[2])
+        if model == "gemma4":  # llama.cpp forces it for Gemma 4 (its PR 21500)
+            add_bos = True
         add_eos = _bool(md, "tokenizer.ggml.add_eos_token") or False
         prefix = _bool(md, "tokenizer.ggml.add_space_prefix")
         template = md.get("tokenizer.chat_template")
@@ -363,7 +365,9 @@ class Vocab:
     @property
     def exact(self) -> bool:
         """True when `build_tokenizer` reproduces llama.cpp's split for this vocabulary."""
-        return self.model == "llama" or (self.model == "gpt2" and self.pre_family is not None)
+        return self.model in ("llama", "gemma4") or (
+            self.model == "gpt2" and self.pre_family is not None
+        )
 
 
 def spm_merges(tokens: list[str], scores: list[float], usable: list[bool]) -> list[tuple[str, str]]:
@@ -435,6 +439,24 @@ def build_tokenizer(vocab: Vocab) -> Tokenizer:
             [*splits, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
         )
         tok.decoder = decoders.ByteLevel()
+    elif vocab.model == "gemma4":
+        # BPE on raw UTF-8 with spaces as U+2581, split only at newlines, bytes as <0xNN>
+        # (llama.cpp's LLAMA_VOCAB_PRE_TYPE_GEMMA4)
+        if vocab.merges is None:
+            raise TokenizerError("a Gemma 4 vocabulary without tokenizer.ggml.merges")
+        merges = []
+        for m in vocab.merges:
+            a, sep, b = m.partition(" ")
+            if sep and a in ids and b in ids and a + b in ids:
+                merges.append((a, b))
+        tok = tk.Tokenizer(models.BPE(vocab=ids, merges=merges, byte_fallback=True))
+        tok.normalizer = normalizers.Replace(" ", "▁")
+        tok.pre_tokenizer = pre_tokenizers.Split(
+            Regex(r"[^\n]+|[\n]+"), behavior="isolated", invert=False
+        )
+        tok.decoder = decoders.Sequence(
+            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+        )
     elif vocab.model == "llama":
         if vocab.scores is None or len(vocab.scores) != len(vocab.tokens):
             raise TokenizerError("a SentencePiece vocabulary needs one score per token")
@@ -455,7 +477,7 @@ def build_tokenizer(vocab: Vocab) -> Tokenizer:
     else:
         raise TokenizerError(
             f"tokenizer model '{vocab.model}' is not supported (tokenwalk reads "
-            f"{', '.join(SUPPORTED_MODELS)}: byte-level BPE and SentencePiece BPE)"
+            f"{', '.join(SUPPORTED_MODELS)}: byte-level BPE, SentencePiece BPE, Gemma 4's BPE)"
         )
     special = [
         AddedToken(t, special=True, normalized=False)
