@@ -36,6 +36,7 @@ from tokenwalk.cli.machine_opts import (
     TflopsOpt,
     machine_from_options,
 )
+from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.errors import InputError
 
 if TYPE_CHECKING:
@@ -132,6 +133,8 @@ def budget(
             show_default=False,
         ),
     ] = None,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     kv_type: KvTypeOpt = "f16",
     system_gb: SystemGbOpt = None,
     parallel: ParallelOpt = 1,
@@ -156,7 +159,21 @@ def budget(
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
+    if check_one_prompt(None, prompt_file, chat):
+        if ctx is not None:
+            raise InputError("give the context once: --ctx N or a prompt to count, not both")
+        counted = [
+            load_counted(ref, quant, prompt_file, chat, json=json, no_cache=no_cache)
+            for ref in models
+        ]
+        loaded = [c[0].model for c in counted]
+        # the prompt and what is written after it, the reply counted in the chat or none
+        ctx = max(
+            c.prompt_tokens + (c.calls[-1].output_tokens if c.calls else 0) for _, c in counted
+        )
+        check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    else:
+        loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
     report = _budget(
         loaded,
         m,
@@ -189,6 +206,8 @@ def trace(
     model: ModelArg,
     machine: MachineOpt = None,
     prompt: PromptOpt = 0,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     output: Annotated[int, tokens_option("--output", "-n", help="Tokens written.")] = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
     cached: CachedOpt = 0,
@@ -196,6 +215,25 @@ def trace(
         bool,
         typer.Option("--restore-kv", help="Restore the --cached prefix from disk (a saved slot)."),
     ] = False,
+    gap: Annotated[
+        float,
+        typer.Option(
+            "--gap",
+            help="Seconds between the calls of a --chat conversation (from one reply's end to the "
+            "next question).",
+            min=0,
+        ),
+    ] = 0.0,
+    keep_alive: Annotated[
+        float | None,
+        typer.Option(
+            "--keep-alive",
+            help="Seconds an idle model stays loaded (Ollama: 300); a longer --gap loads it "
+            "again and loses its cache. Default: it stays (llama-server).",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
     system_gb: SystemGbOpt = None,
@@ -211,18 +249,38 @@ def trace(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
-    stored, the first token, the decode steps with the context growing, the end. Warns when
-    the model and the request's KV do not fit."""
+    stored, the first token, the decode steps with the context growing, the end. A --chat
+    conversation of several calls is traced call by call, each reusing the prefix cache the
+    previous one left. Warns when the model and the request's KV do not fit."""
     from tokenwalk.costs.trace import trace_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
-    if prompt < 1:
-        raise InputError("give the prompt length with --prompt N (at least 1 token)")
-    check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
+    text = check_one_prompt(prompt, prompt_file, chat)
+    if not text and prompt < 1:
+        raise InputError(
+            "give the prompt: --prompt N (at least 1 token), --prompt-file FILE or --chat FILE"
+        )
+    check_workload(prompt=max(prompt, 1), cached=cached, output=output, ubatch=ubatch)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    tokenize_s = detail = None
+    if text:
+        loaded, counted = load_counted(
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+        )
+        mdl = loaded.model
+        if len(counted.calls) > 1:
+            _trace_session(
+                mdl, m, counted, output, cold, gap, keep_alive, ubatch, kv_type, system_gb, json
+            )
+            return
+        prompt = counted.prompt_tokens
+        check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
+        tokenize_s = counted.tokenize_s
+        detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
+    else:
+        mdl = load(model, quant, json=json, no_cache=no_cache).model
     report = trace_report(
         mdl,
         m,
@@ -233,6 +291,8 @@ def trace(
         restore_kv=restore_kv,
         ubatch=ubatch,
         kv_type=kv_type,
+        tokenize_s=tokenize_s,
+        tokenize_detail=detail,
     )
     if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
@@ -240,6 +300,43 @@ def trace(
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
     tokens = prompt + output
+    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
+
+
+def _trace_session(
+    mdl: Model,
+    m: Machine,
+    counted: Any,
+    output: int,
+    cold: bool,
+    gap: float,
+    keep_alive: float | None,
+    ubatch: int,
+    kv_type: str,
+    system_gb: float | None,
+    json: bool,
+) -> None:
+    """`trace --chat` with several calls: one line per call and the session's totals."""
+    from tokenwalk.costs.trace import session_report
+    from tokenwalk.costs.workload import check_workload, context_warnings
+
+    calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
+    for p, c, o in calls:
+        check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
+    per_call = counted.tokenize_s / len(calls)
+    report = session_report(
+        mdl,
+        m,
+        calls,
+        gap_s=gap,
+        keep_alive_s=keep_alive,
+        cold=cold,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        tokenize_s=[per_call] * len(calls),
+    )
+    tokens = max(p + o for p, _, o in calls)
     fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 

@@ -32,6 +32,8 @@ from tokenwalk.cli.machine_opts import (
     TflopsOpt,
     machine_from_options,
 )
+from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.errors import InputError
 
 
 @app.command()
@@ -79,7 +81,9 @@ def decode(
 @app.command()
 def prefill(
     model: ModelArg,
-    prompt: PromptOpt,
+    prompt: PromptOpt = 0,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     machine: MachineOpt = None,
     cached: CachedOpt = 0,
     ubatch: UbatchOpt = 512,
@@ -102,11 +106,21 @@ def prefill(
     from tokenwalk.costs.timing import prefill_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
-    check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
+    text = check_one_prompt(prompt, prompt_file, chat)
+    if not text and prompt < 1:
+        raise InputError("give the prompt: --prompt N tokens, --prompt-file FILE or --chat FILE")
+    check_workload(prompt=max(prompt, 1), cached=cached, ubatch=ubatch)
     m = machine_from_options(
         machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
     )
-    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    if text:
+        loaded, counted = load_counted(
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+        )
+        mdl, prompt = loaded.model, counted.prompt_tokens
+        check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
+    else:
+        mdl = load(model, quant, json=json, no_cache=no_cache).model
     report = prefill_report(mdl, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type)
     fit = fit_on([mdl], m, system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], prompt, "a prompt"), json)
