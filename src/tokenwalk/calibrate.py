@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from tokenwalk.costs.timing import DEFAULT_UBATCH, matrix_flops, pass_work, prefill_chunks
+from tokenwalk.costs.timing import (
+    DEFAULT_UBATCH,
+    matrix_flops,
+    matrix_row_flops,
+    pass_work,
+    prefill_chunks,
+)
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
 from tokenwalk.fit import (
@@ -71,6 +77,9 @@ __all__ = [
 ]
 
 DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
+# A user's own runs fit the machine level's offsets, and rows_half too: runs at two prompt
+# lengths and a decode on one machine pin it, where the shipped fit keeps it per backend.
+MACHINE_SIGMA = (*PRIOR_SIGMA["machine"][:3], 2.0)
 
 
 # -- models at a quant ------------------------------------------------------------------------
@@ -111,9 +120,11 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 # -- observations -----------------------------------------------------------------------------
 
 
-def _pass(model: Model, n: int, ctx: int, **kw: Any) -> tuple[float, float, float, int]:
+def _pass(
+    model: Model, n: int, ctx: int, backend: str, **kw: Any
+) -> tuple[float, float, float, int]:
     w = pass_work(model, n, ctx, **kw)
-    return (w.bytes, matrix_flops(w), w.row_flops, w.n_layers)
+    return (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.n_layers)
 
 
 def observation(
@@ -139,7 +150,7 @@ def observation(
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
         passes: tuple[tuple[float, float, float, int], ...] = (
-            _pass(model, 1, ctx, kv_type=kv_type),
+            _pass(model, 1, ctx, backend, kv_type=kv_type),
         )
         tokens = 1.0
     else:
@@ -152,6 +163,7 @@ def observation(
                 model,
                 n,
                 ctx,
+                backend,
                 kv_type=kv_type,
                 n_logits=1 if i == len(plan) - 1 else 0,
                 weight_bytes=weights[n],
@@ -576,7 +588,7 @@ def calibrate_machine(
     f = machine.fit
     rows_half = f.rows_half or timing_defaults().global_fit.rows_half
     prior = Params(f.eff_bw, f.eff_compute, f.overhead_per_layer_s, rows_half).to_x()
-    x = fit_offset(design, prior)
+    x = fit_offset(design, prior, sigma=MACHINE_SIGMA)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)
     return MachineFit(

@@ -59,6 +59,7 @@ __all__ = [
     "expert_rows",
     "weight_row_flops",
     "matrix_flops",
+    "matrix_row_flops",
     "MATVEC_MAX_BATCH",
     "attention_flops",
     "recurrent_flops",
@@ -142,14 +143,16 @@ def expert_rows(model: Model, n_tokens: float) -> float:
     return n_tokens * spec.n_expert_used / woken if woken else 0.0
 
 
-def weight_row_flops(model: Model, n_tokens: float, n_logits: float) -> tuple[float, float]:
+def weight_row_flops(
+    model: Model, n_tokens: float, n_logits: float, *, matvec_free: bool = True
+) -> tuple[float, float]:
     """(all, routed experts) of sum over weight products of F_i / rows_i. FLOP per row.
 
     A dense weight (attention, dense FFN, shared expert, router) multiplies all n rows, so its
     F_i / rows_i is 2 x its weights; a woken routed expert multiplies only n k / E_woken rows,
     and all woken experts together give 2 x the expert weights woken. The output head
-    multiplies `n_logits` rows; at most MATVEC_MAX_BATCH of them run on a mat-vec kernel,
-    which adds no matrix work.
+    multiplies `n_logits` rows; on a GPU at most MATVEC_MAX_BATCH of them run on a mat-vec
+    kernel, which adds no matrix work (`matvec_free`); a CPU pays for them like any product.
     """
     head = head_params(model)
     experts = expert_params(model)
@@ -157,7 +160,7 @@ def weight_row_flops(model: Model, n_tokens: float, n_logits: float) -> tuple[fl
     woken = experts * expert_read_fraction(spec.n_expert, spec.n_expert_used, n_tokens)
     active_experts = experts * spec.n_expert_used / spec.n_expert if spec.n_expert else 0.0
     body = max(active_params(model) - head - active_experts, 0.0)
-    head_rows = 2.0 * head if n_logits > MATVEC_MAX_BATCH else 0.0
+    head_rows = 2.0 * head if n_logits > (MATVEC_MAX_BATCH if matvec_free else 0) else 0.0
     return 2.0 * (body + woken) + head_rows, 2.0 * woken
 
 
@@ -201,6 +204,7 @@ class PassWork(BaseModel):
     expert_flops: float  # the routed-expert share of matmul_flops
     row_flops: float  # sum over matrix products of F_i / rows_i (0 on the mat-vec path)
     expert_row_flops: float  # the routed-expert share of row_flops
+    cpu_row_flops: float  # the same sum with mat-vec products counted too (a CPU pays them)
     n_layers: int
 
     @property
@@ -258,6 +262,7 @@ def pass_work(
     else:
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
+    cpu_row_flops = weight_row_flops(model, total, logits, matvec_free=False)[0] + attn / n_tokens
     return PassWork(
         n_tokens=n_tokens,
         streams=streams,
@@ -270,6 +275,7 @@ def pass_work(
         expert_flops=expert_flops,
         row_flops=row_flops,
         expert_row_flops=expert_row_flops,
+        cpu_row_flops=cpu_row_flops,
         n_layers=len(model.decoding_layers),
     )
 
@@ -324,19 +330,28 @@ def pass_seconds(
     return memory_s, (flops + h * row_flops) / rate, expert_s, n_layers * fit.overhead_per_layer_s
 
 
-def matrix_flops(work: PassWork) -> float:
-    """FLOPs that run on the matrix path: all of them, except the weight products of passes of
-    at most MATVEC_MAX_BATCH tokens (mat-vec kernels, bounded by the weight read)."""
-    if work.matvec:
+def matrix_flops(work: PassWork, backend: str = "") -> float:
+    """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
+    passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
+    A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
+    they count."""
+    if work.matvec and backend != "cpu":
         return work.attention_flops
     return work.flops
+
+
+def matrix_row_flops(work: PassWork, backend: str = "") -> float:
+    """R of the compute term: `PassWork.row_flops` on a GPU, `cpu_row_flops` on a CPU, where a
+    product of one row (decoding, the head's last logit) runs at 1 / (1 + rows_half) of the
+    rate a large product reaches."""
+    return work.cpu_row_flops if backend == "cpu" else work.row_flops
 
 
 def _cost(work: PassWork, machine: Machine) -> PassCost:
     mem, comp, expert, over = pass_seconds(
         work.bytes,
-        matrix_flops(work),
-        work.row_flops,
+        matrix_flops(work, machine.backend),
+        matrix_row_flops(work, machine.backend),
         work.n_layers,
         machine.bandwidth_gbs,
         machine.tflops,
