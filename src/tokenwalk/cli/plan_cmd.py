@@ -16,7 +16,6 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
-    SystemGbOpt,
     UbatchOpt,
     app,
     load,
@@ -24,19 +23,10 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, system_bytes
-from tokenwalk.cli.machine_opts import (
-    BackendOpt,
-    BandwidthOpt,
-    GpuLimitOpt,
-    KindOpt,
-    MachineOpt,
-    MachinesFileOpt,
-    MemoryOpt,
-    TflopsOpt,
-    machine_from_options,
-)
+from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
+from tokenwalk.cli.machine_opts import system_options
 from tokenwalk.errors import InputError
+from tokenwalk.system import SystemSpec
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
@@ -113,6 +103,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 
 @app.command()
+@system_options
 def budget(
     models: Annotated[
         list[str],
@@ -121,7 +112,6 @@ def budget(
             show_default=False,
         ),
     ],
-    machine: MachineOpt = None,
     ctx: Annotated[
         int | None,
         tokens_option(
@@ -133,19 +123,13 @@ def budget(
         ),
     ] = None,
     kv_type: KvTypeOpt = "f16",
-    system_gb: SystemGbOpt = None,
     parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
@@ -153,30 +137,41 @@ def budget(
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system)
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
-    report = _budget(
-        loaded,
-        m,
-        system_gb,
-        ctx=ctx,
-        kv_type=kv_type.lower(),
-        parallel=parallel,
-        ubatch=ubatch,
-    )
-    if not report.max_ctx:  # not even the weights fit: work out which smaller quant would
+    if not sysm.unified:
+        from tokenwalk.costs.split import split_budget_report
+
+        kw: dict[str, Any] = dict(
+            ctx=ctx, kv_type=kv_type.lower(), parallel=parallel, ubatch=ubatch
+        )
+        report = split_budget_report(loaded, sysm, offload, **kw)
+        if not report.fits:  # say what would make it fit, a smaller quant included
+            report = split_budget_report(
+                loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw
+            )
+    else:
+        m = sysm.first
         report = _budget(
             loaded,
             m,
-            system_gb,
+            system.system_gb,
             ctx=ctx,
             kv_type=kv_type.lower(),
             parallel=parallel,
             ubatch=ubatch,
-            smaller_quants=_smaller_quants(loaded),
         )
+        if not report.max_ctx:  # not even the weights fit: work out which smaller quant would
+            report = _budget(
+                loaded,
+                m,
+                system.system_gb,
+                ctx=ctx,
+                kv_type=kv_type.lower(),
+                parallel=parallel,
+                ubatch=ubatch,
+                smaller_quants=_smaller_quants(loaded),
+            )
     for w in report.warnings:
         warn(w)
     respond(report, json)
@@ -185,9 +180,9 @@ def budget(
 
 
 @app.command()
+@system_options
 def trace(
     model: ModelArg,
-    machine: MachineOpt = None,
     prompt: PromptOpt = 0,
     output: Annotated[int, tokens_option("--output", "-n", help="Tokens written.")] = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
@@ -198,17 +193,11 @@ def trace(
     ] = False,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
-    system_gb: SystemGbOpt = None,
     quant: QuantOpt = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
     stored, the first token, the decode steps with the context growing, the end. Warns when
@@ -219,10 +208,32 @@ def trace(
     if prompt < 1:
         raise InputError("give the prompt length with --prompt N (at least 1 token)")
     check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system)
     mdl = load(model, quant, json=json, no_cache=no_cache).model
+    tokens = prompt + output
+    kw: dict[str, Any] = {}
+    m = sysm.first
+    if not sysm.unified:
+        from tokenwalk.costs.split import (
+            plan,
+            split_memory_fit,
+            split_pass_time,
+            split_prefill_report,
+        )
+
+        setup = plan(
+            mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower(), ubatch=ubatch
+        )
+        if not setup.one_card:
+            kw["prefill"] = split_prefill_report(
+                setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+            )
+
+            def step(c: int) -> tuple[float, float]:
+                sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
+                return sp.time_s, sp.bytes
+
+            kw["step"] = step
     report = trace_report(
         mdl,
         m,
@@ -233,18 +244,23 @@ def trace(
         restore_kv=restore_kv,
         ubatch=ubatch,
         kv_type=kv_type,
+        **kw,
     )
     if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
-    tokens = prompt + output
-    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    if sysm.unified:
+        fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    else:
+        report = report.model_copy(update={"machine": sysm.slug})
+        fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 
 @app.command()
+@system_options
 def spec(
     target: ModelArg,
     draft: Annotated[
@@ -257,7 +273,6 @@ def spec(
         bool,
         typer.Option("--mtp", help="Draft with the target's own multi-token-prediction block."),
     ] = False,
-    machine: MachineOpt = None,
     gamma: Annotated[int, typer.Option("--gamma", "-g", help="Draft tokens per round.")] = 4,
     alpha: Annotated[
         float, typer.Option("--alpha", "-a", help="Acceptance rate of a draft token, in (0, 1).")
@@ -275,7 +290,6 @@ def spec(
             show_default=False,
         ),
     ] = None,
-    system_gb: SystemGbOpt = None,
     observed_speedup: Annotated[
         float | None,
         typer.Option(
@@ -285,15 +299,10 @@ def spec(
             show_default=False,
         ),
     ] = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """When speculative decoding pays: tokens per round, round time, speedup, break-even
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
@@ -310,40 +319,79 @@ def spec(
     if gamma < 1:
         raise InputError(f"--gamma must be at least 1 draft token, not {gamma}")
     check_workload(ctx=ctx, min_ctx=0)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system, load_mtp=mtp)
+    m = sysm.first
     tgt = load(target, quant, json=json, no_cache=no_cache).model
     if mtp:
         drf = mtp_draft_model(tgt)
     else:
         assert draft is not None
         drf = load(draft, draft_quant or quant, json=json, no_cache=no_cache).model
+    models = [tgt] if mtp else [tgt, drf]
+    reserved = max(ctx, 1)
+    if sysm.unified:
 
-    def timer(model, n: int, c: int) -> float:  # noqa: ANN001
-        return pass_time(model, m, n, c, kv_type=kv_type).time_s
+        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+            return pass_time(model, m, n, c, kv_type=kv_type).time_s
+
+    else:
+        from tokenwalk.costs.split import plan, split_memory_fit, split_pass_time
+        from tokenwalk.system import Offload
+
+        # the target as placed; the draft whole on the first card (llama.cpp's -ngld all)
+        setups = {
+            id(tgt): plan(tgt, sysm, offload, ctx=reserve(ctx, offload), kv_type=kv_type.lower()),
+            id(drf): plan(drf, sysm, Offload(), ctx=max(ctx, 256), kv_type=kv_type.lower()),
+        }
+
+        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+            setup = setups[id(model)]
+            if setup.one_card:
+                return pass_time(model, m, n, c, kv_type=kv_type).time_s
+            return split_pass_time(setup, n, c, kv_type=kv_type.lower()).time_s
 
     report = spec_report(
         tgt,
         drf,
         timer,
-        machine=m.slug,
+        machine=sysm.slug,
         alpha=alpha,
         gamma=gamma,
         ctx=ctx,
         mtp=mtp,
         observed_speedup=observed_speedup,
     )
-    models = [tgt] if mtp else [tgt, drf]
     warnings = [*report.warnings, *context_warnings([tgt], ctx)]
-    fit = fit_on(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower())
     update: dict[str, Any] = {"warnings": warnings}
-    if fit is not None:
-        update |= {
-            "fits": fit.fits,
-            "memory": fit,
-            "budget": _budget(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower()),
-        }
+    if sysm.unified:
+        fit = fit_on(
+            models, m, system.system_gb, ctx=reserved, kv_type=kv_type.lower(), load_mtp=mtp
+        )
+        if fit is not None:
+            update |= {
+                "fits": fit.fits,
+                "memory": fit,
+                "budget": _budget(
+                    models,
+                    m,
+                    system.system_gb,
+                    ctx=reserved,
+                    kv_type=kv_type.lower(),
+                    load_mtp=mtp,
+                ),
+            }
+    else:
+        from tokenwalk.costs.split import split_budget_report
+
+        budget_ = split_budget_report(
+            models,
+            sysm,
+            offload if not offload.auto else Offload(load_mtp=mtp),
+            ctx=reserved,
+            kv_type=kv_type.lower(),
+        )
+        fit = split_memory_fit(setups[id(tgt)], kv_type=kv_type.lower())
+        update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
     report = report.model_copy(update=update)
     for w in report.warnings:
         warn(w)
