@@ -38,11 +38,12 @@ from tokenwalk.calibrate import (
 from tokenwalk.fit import Design, fit_hierarchy, predict_tok_s
 
 SEED_MACHINE = "radeon-860m"
+OWN_MACHINE = "xeon-kvm-2c"  # the project's own measured machine (tests/data/cpu-ground-truth)
 
 
 def cell(pred: np.ndarray, measured: np.ndarray, mask: np.ndarray, signed: bool = False) -> str:
     s = error_stats(pred[mask], measured[mask])
-    if not s.rows:
+    if not s.n_rows:
         return f"{'-':>22}"
     out = f"{s.median_pct:6.1f}% {s.p90_pct:6.1f}%"
     if signed:
@@ -100,6 +101,16 @@ def main() -> None:
             f" {prev[i]:7.1f} ({prev[i] / meas[i] - 1:+.0%})"
             f" {ins[i]:7.1f} ({ins[i] / meas[i] - 1:+.0%})"
         )
+    print(
+        f"\nthe project's own machine ({OWN_MACHINE}-1t/-2t: 1 and 2 threads, rates measured with "
+        "scripts/measure_host.py), tok/s: measured, CV, in sample"
+    )
+    for i, o in enumerate(obs):
+        if o.machine.startswith(OWN_MACHINE):
+            print(
+                f"  {o.label:58} {meas[i]:7.1f} {cv[i]:7.1f} ({cv[i] / meas[i] - 1:+.0%})"
+                f" {ins[i]:7.1f} ({ins[i] / meas[i] - 1:+.0%})"
+            )
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 

@@ -79,7 +79,7 @@ def test_bad_files(tmp_path):
 def test_calibrate_one_machine_and_store_it(bench_json, tmp_path):
     m = resolve_machine("apple-m1-max")
     fit = calibrate_machine(m, read_llama_bench(bench_json))
-    assert fit.runs == 2
+    assert fit.n_runs == 2
     assert fit.error_after.median_pct <= fit.error_before.median_pct + 0.5
     assert fit.error_after.median_pct < 5
     target = tmp_path / "machines.yaml"
@@ -130,7 +130,7 @@ def test_cli_calibrate(bench_json, tmp_path, capsys):
     )
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["machine"] == "apple-m1-max" and out["runs"] == 2
+    assert out["machine"] == "apple-m1-max" and out["n_runs"] == 2
     assert "apple-m1-max" in target.read_text()
     assert main(["calibrate", "--from", str(bench_json)]) == 2  # no --machine
 

@@ -45,7 +45,26 @@ def test_counts() -> None:
 def test_every_reference_row_is_a_benchmark() -> None:
     with BENCHMARKS_CSV.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(load_benchmarks()) == len(rows)
+    assert len(_reference_rows()) == len(rows)
+
+
+def _reference_rows() -> list:
+    """The rows imported from the reference CSV (the project's own measurements follow them)."""
+    return [b for b in load_benchmarks() if not b.source.startswith(MEASURED)]
+
+
+MEASURED = "tests/data/cpu-ground-truth/"
+
+
+def test_measured_rows_are_the_recorded_runs() -> None:
+    """The rows measured on the project's own machine are the llama-bench JSON in tests/data."""
+    import json
+
+    measured = [b for b in load_benchmarks() if b.source.startswith(MEASURED)]
+    assert len(measured) == 18
+    for b in measured:
+        runs = json.loads((REPO / b.source.split()[0]).read_text())
+        assert any(abs(r["avg_ts"] - b.tok_s) < 0.006 for r in runs), b.source
 
 
 @pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
@@ -53,7 +72,7 @@ def test_rows_keep_the_reference_values() -> None:
     """Row i of the YAML is row i of the reference CSV: same device, test, quant and speed."""
     with BENCHMARKS_CSV.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    for i, (b, r) in enumerate(zip(load_benchmarks(), rows, strict=True), 1):
+    for i, (b, r) in enumerate(zip(_reference_rows(), rows, strict=True), 1):
         assert (b.device, b.test, b.quant) == (r["device"], r["test"], r["quant"]), i
         # "seed" names the seed article, which the YAML cites by file
         assert b.source == r["source"] or b.source.startswith(r["source"] + " article"), i

@@ -77,11 +77,11 @@ def test_user_files(tmp_path, monkeypatch):
     mine.write_text(
         "- slug: my-box\n  name: My box\n  kind: gpu\n  backend: cuda\n  bandwidth_gbs: 500\n"
         "  fp16_tflops: 50\n  fp16_kind: matrix\n  source: me\n"
-        "  fit: {eff_bw: 0.5, eff_compute: 0.25, overhead_s: 0.0001}\n"
+        "  fit: {eff_bw: 0.5, eff_compute: 0.25, overhead_per_layer_s: 0.0001}\n"
         "- slug: radeon-860m\n  memory_gb: 32\n"
     )
     m = resolve_machine("my-box", machines_file=mine)
-    assert m.fit.eff_bw == 0.5 and m.fit.overhead_s == 1e-4
+    assert m.fit.eff_bw == 0.5 and m.fit.overhead_per_layer_s == 1e-4
     assert resolve_machine("radeon-860m", machines_file=mine).memory_bytes == 32 * GIB
     monkeypatch.setenv("TOKENWALK_MACHINES", str(mine))
     assert resolve_machine("my-box").bandwidth_gbs == 500
@@ -155,3 +155,13 @@ def test_every_cpu_and_gpu_with_bandwidth_has_a_compute_rate():
     """Every catalogue machine whose bandwidth is known can answer prefill."""
     missing = [m.slug for m in load_machines() if m.bandwidth_gbs and "compute" in m.lacks()]
     assert missing == []
+
+
+def test_fits_written_before_the_rename_still_read(tmp_path):
+    """A machine file from before `overhead_s` became `overhead_per_layer_s` keeps its fit."""
+    old = tmp_path / "old.yaml"
+    old.write_text(
+        "- slug: my-box\n  name: My box\n  kind: gpu\n  backend: cuda\n  bandwidth_gbs: 500\n"
+        "  source: me\n  fit: {eff_bw: 0.5, eff_compute: 0.25, overhead_s: 0.0002}\n"
+    )
+    assert resolve_machine("my-box", machines_file=old).fit.overhead_per_layer_s == 2e-4

@@ -23,6 +23,7 @@ import datetime as _dt
 import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,12 +253,18 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
 
+def device_of(slug: str) -> str:
+    """The physical device behind a machine entry: entries of one machine measured at several
+    thread counts (`xeon-kvm-2c-1t`, `xeon-kvm-2c-2t`) are one device, held out together."""
+    return re.sub(r"-\d+t$", "", slug)
+
+
 def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
     """Leave-one-device-out predictions: refit without each machine's rows, predict them from
     the groups they belong to."""
     d, sigma, levels = variant_design(design, variant)
     full = fit_hierarchy(d, sigma=sigma, levels=levels)
-    slugs = np.array([o.machine for o in d.obs])
+    slugs = np.array([device_of(o.machine) for o in d.obs])
     pred = np.zeros(d.n)
     for s in sorted(set(slugs)):
         held = slugs == s
@@ -274,7 +281,7 @@ def naive_predictions(design: Design) -> np.ndarray:
 
 
 class ErrorStats(BaseModel):
-    rows: int
+    n_rows: int
     median_pct: float | None
     p90_pct: float | None
     signed_median_pct: float | None = None
@@ -284,11 +291,11 @@ def error_stats(pred: np.ndarray, measured: np.ndarray) -> ErrorStats:
     """Median and 90th percentile of |predicted / measured - 1|, and the median signed error,
     in percent."""
     if len(pred) == 0:
-        return ErrorStats(rows=0, median_pct=None, p90_pct=None)
+        return ErrorStats(n_rows=0, median_pct=None, p90_pct=None)
     ratio = np.asarray(pred) / np.asarray(measured) - 1.0
     ape = np.abs(ratio) * 100.0
     return ErrorStats(
-        rows=len(ape),
+        n_rows=len(ape),
         median_pct=round(float(np.median(ape)), 1),
         p90_pct=round(float(np.percentile(ape, 90)), 1),
         signed_median_pct=round(float(np.median(ratio)) * 100.0, 1),
@@ -306,11 +313,19 @@ class DefaultsFit(BaseModel):
     rows_excluded: int
     global_fit: dict[str, float | int]
     factors: dict[str, dict[str, dict[str, float | int]]]  # level -> group -> factors
-    groups: dict[str, dict[str, float | int]]  # composed, per kind/backend benchmarked
-    machines: dict[str, dict[str, float | int]]
+    group_fits: dict[str, dict[str, float | int]]  # composed, per kind/backend benchmarked
+    machine_fits: dict[str, dict[str, float | int]]
     errors: dict[str, dict[str, ErrorStats]]  # "in_sample" / "naive" -> phase -> error
     used: list[str]
     excluded: list[str]
+
+
+# The fit's parameter names as results and files spell them (the unit in the name).
+_KEY = {"overhead_s": "overhead_per_layer_s"}
+
+
+def _key(param: str) -> str:
+    return _KEY.get(param, param)
 
 
 def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | int]:
@@ -318,19 +333,19 @@ def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | in
     d: dict[str, float | int] = {
         "eff_bw": round(p.eff_bw, 4),
         "eff_compute": round(p.eff_compute, 4),
-        "overhead_s": float(f"{p.overhead_s:.3g}"),
+        "overhead_per_layer_s": float(f"{p.overhead_s:.3g}"),
         "rows_half": float(f"{p.rows_half:.3g}"),
     }
     if rows is not None:
-        d["rows"] = rows
+        d["n_rows"] = rows
     return d
 
 
 def _factor_dict(off: np.ndarray, rows: int, machines: int) -> dict[str, float | int]:
     f = np.exp(off)
-    d: dict[str, float | int] = {k: float(f"{v:.4g}") for k, v in zip(PARAMS, f, strict=True)}
-    d["rows"] = rows
-    d["machines"] = machines
+    d: dict[str, float | int] = {_key(k): float(f"{v:.4g}") for k, v in zip(PARAMS, f, strict=True)}
+    d["n_rows"] = rows
+    d["n_machines"] = machines
     return d
 
 
@@ -365,11 +380,11 @@ def fit_defaults() -> DefaultsFit:
         rows_excluded=len(excluded),
         global_fit=_params_dict(fit.global_x, design.n),
         factors=factors,
-        groups={
+        group_fits={
             kb: _params_dict(fit.x_for(keys, use_machine=False), n)
             for kb, (keys, n) in sorted(combos.items())
         },
-        machines={
+        machine_fits={
             group: _params_dict(fit.x_for(_machine_keys(obs, group)), fit.rows[(level, group)])
             for (level, group) in fit.offsets
             if level == "machine"
@@ -397,7 +412,7 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "# from data/benchmarks.yaml. Do not edit by hand: change the data and refit.\n"
         "# time of a pass = max(bytes / (bandwidth x eff_bw),\n"
         "#                      (flops + rows_half x row_flops) / (fp16 rate x eff_compute))\n"
-        "#                  + layers x overhead_s\n"
+        "#                  + layers x overhead_per_layer_s\n"
         "# A machine's parameters: its own fit (machine files), machines: here, else global x\n"
         "# the factors of its groups (vendor, backend, kind, kind/backend). groups: shows the\n"
         "# composed parameters of every kind/backend benchmarked, for reading.\n"
@@ -406,13 +421,15 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "fitted": fit.fitted,
         "loss": f"huber(ln predicted/measured / {HUBER_DELTA}) + sum over offsets of "
         "(offset / prior width of its level)^2",
-        "prior_width": {k: dict(zip(PARAMS, v, strict=True)) for k, v in PRIOR_SIGMA.items()},
+        "prior_width": {
+            k: {_key(p): w for p, w in zip(PARAMS, v, strict=True)} for k, v in PRIOR_SIGMA.items()
+        },
         "rows_used": fit.rows_used,
         "rows_excluded": fit.rows_excluded,
         "global": fit.global_fit,
         "factors": fit.factors,
-        "groups": fit.groups,
-        "machines": fit.machines,
+        "groups": fit.group_fits,
+        "machines": fit.machine_fits,
         "error_pct": {
             k: {ph: s.model_dump() for ph, s in v.items()} for k, v in fit.errors.items()
         },
@@ -523,12 +540,12 @@ def _match_catalogue(run: BenchRun) -> Model:
 
 class MachineFit(BaseModel):
     machine: str
-    runs: int
+    n_runs: int
     before: dict[str, float]
     after: dict[str, float]
     error_before: ErrorStats
     error_after: ErrorStats
-    rows: list[dict[str, Any]]  # per run: test, model, measured, predicted before and after
+    predictions: list[dict[str, Any]]  # per run: test, measured, predicted before and after
 
 
 def calibrate_machine(
@@ -566,18 +583,18 @@ def calibrate_machine(
     design = Design(obs)
     f = machine.fit
     rows_half = f.rows_half or timing_defaults().global_fit.rows_half
-    prior = Params(f.eff_bw, f.eff_compute, f.overhead_s, rows_half).to_x()
+    prior = Params(f.eff_bw, f.eff_compute, f.overhead_per_layer_s, rows_half).to_x()
     x = fit_offset(design, prior)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)
     return MachineFit(
         machine=machine.slug,
-        runs=len(obs),
+        n_runs=len(obs),
         before=_params_dict(prior),
         after=_params_dict(x),
         error_before=error_stats(before, design.measured),
         error_after=error_stats(after, design.measured),
-        rows=[
+        predictions=[
             {
                 "test": o.label,
                 "measured_tok_s": o.measured_tok_s,

@@ -15,9 +15,8 @@ so a machine never benchmarked borrows from every group it belongs to (an AMD iG
 gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). A parameter whose prior width
 is 0 at a level has no offsets there: rows_half has offsets only per backend (it is a property
 of a backend's matrix kernels, and cross-validation predicts unseen devices worse when vendors,
-kinds or machines move it too). All
-offsets are fitted at once by robust non-linear least squares
-(`scipy.optimize.least_squares`, trust region, analytic Jacobian):
+kinds or machines move it too). All offsets are fitted at once by robust non-linear least
+squares (`scipy.optimize.least_squares`, trust region, analytic Jacobian):
 
     minimise  sum_rows huber(ln(predicted / measured) / delta)
               + sum_offsets (offset / sigma_level)^2
@@ -30,7 +29,7 @@ group. Nothing is tuned per row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,15 +58,14 @@ HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "global": (3.0, 3.0, 3.0, 3.0),
     "vendor": (0.3, 1.0, 1.0, 0.0),
-    "backend": (0.3, 1.0, 1.0, 0.7),
+    "backend": (0.3, 1.0, 1.0, 3.0),
     "kind": (0.3, 1.0, 1.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0),
     "machine": (0.5, 0.7, 1.0, 0.0),
 }
 GROUP_MIN_MACHINES = 2
-# Bounds, in natural units: bandwidth efficiency in [1%, 100%], compute efficiency in [0.2%,
-# 400%] (a CPU's integer dot products beat the FP32 rate it is rated by), overhead in [10 ns,
-# 20 ms] per layer, rows_half in [0.5, 4096] rows.
+# Bounds, in natural units: efficiencies in [1%, 100%] (compute down to 0.2%), overhead in
+# [10 ns, 20 ms] per layer, rows_half in [0.5, 4096] rows.
 _LO = np.log([0.01, 0.002, 1e-8, 0.5])
 _HI = np.log([1.0, 1.0, 2e-2, 4096.0])
 START = np.log([0.7, 0.5, 3e-5, 16.0])
@@ -129,9 +127,6 @@ class Design:
         self.tokens = np.array([o.tokens for o in self.obs], dtype=float)
         self.measured = np.array([o.measured_tok_s for o in self.obs], dtype=float)
         self.n = len(self.obs)
-
-    def subset_mask(self, keep: Callable[[Observation], bool]) -> np.ndarray:
-        return np.array([keep(o) for o in self.obs], dtype=bool)
 
     def pass_terms(self, x_rows: np.ndarray) -> tuple[np.ndarray, ...]:
         """(memory, compute, overhead, total per row) times for (n, 4) parameters per row."""
@@ -356,7 +351,6 @@ def fit_offset(
     off = np.zeros(len(PARAMS))
     off[free] = result.x
     return np.clip(prior_x + off, _LO, _HI)
-
 
 
 class _Subset(Design):

@@ -54,20 +54,25 @@ MAX_MEMORY_GIB = 1e6
 
 class Efficiency(BaseModel):
     """The fitted part of the timing model: time = max(B / (BW x eff_bw), (F + rows_half x R)
-    / (FLOPS x eff_compute)) + layers x overhead_s (see `tokenwalk.costs.timing`). `source`
-    says where the numbers come from."""
+    / (FLOPS x eff_compute)) + layers x overhead_per_layer_s (see `tokenwalk.costs.timing`).
+    `source` says where the numbers come from. Files written before the parameter had its unit
+    in its name say `overhead_s`; both are read."""
 
     model_config = ConfigDict(frozen=True)
     eff_bw: float  # share of the spec-sheet bandwidth a pass reaches (0..1)
     eff_compute: float  # share of the dense FP16 rate a large matrix product reaches (0..1)
-    overhead_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
+    overhead_per_layer_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
     rows_half: float = 0.0  # rows at which a matrix product reaches half of eff_compute
     source: str = "default"
 
 
 # Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
 _FALLBACK = Efficiency(
-    eff_bw=0.7, eff_compute=0.5, overhead_s=5e-5, rows_half=16.0, source="built-in fallback"
+    eff_bw=0.7,
+    eff_compute=0.5,
+    overhead_per_layer_s=5e-5,
+    rows_half=16.0,
+    source="built-in fallback",
 )
 FIT_LEVELS = ("vendor", "backend", "kind", "kind/backend")
 
@@ -164,19 +169,28 @@ class TimingDefaults(BaseModel):
     machines: dict[str, Efficiency] = {}
 
 
-_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
+_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
+_OLD_KEYS = {"overhead_per_layer_s": "overhead_s"}  # the name files written before used
+
+
+def _key(raw: Mapping, key: str) -> Any:
+    """raw[key], or the value under the name older files used for it."""
+    if key not in raw and _OLD_KEYS.get(key) in raw:
+        return raw[_OLD_KEYS[key]]
+    return raw[key]
 
 
 def _efficiency(raw: Any, source: str) -> Efficiency:
     if not isinstance(raw, Mapping):
         raise SpecError(
-            f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_s, rows_half"
+            f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_per_layer_s, "
+            "rows_half"
         )
     try:
         return Efficiency(
             eff_bw=float(raw["eff_bw"]),
             eff_compute=float(raw["eff_compute"]),
-            overhead_s=float(raw["overhead_s"]),
+            overhead_per_layer_s=float(_key(raw, "overhead_per_layer_s")),
             rows_half=float(raw.get("rows_half", 0.0)),
             source=str(raw.get("source", source)),
         )
@@ -196,7 +210,7 @@ def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
             if not isinstance(f, Mapping):
                 raise SpecError(f"data/timing.yaml: bad factors for {level} {group}")
             try:
-                out[level][str(group)] = {k: float(f[k]) for k in _FIT_KEYS}
+                out[level][str(group)] = {k: float(_key(f, k)) for k in _FIT_KEYS}
             except (KeyError, TypeError, ValueError) as exc:
                 raise SpecError(
                     f"data/timing.yaml: bad factors for {level} {group} ({exc})"

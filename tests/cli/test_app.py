@@ -109,7 +109,7 @@ def test_suffixed_counts_work_in_every_command(capsys):
     pre = json.loads(
         run(capsys, "prefill", "llama-3.1-8b", "-m", "rtx-4090", "-p", "4k", "--json")[1]
     )
-    assert pre["prompt"] == 4096
+    assert pre["prompt_tokens"] == 4096
     code, out, _ = run(
         capsys, "budget", "llama-3.1-8b", "-m", "rtx-4090", "-c", "16k", "--system-gb", "1.5GB",
         "--json",

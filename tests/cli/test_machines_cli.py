@@ -54,11 +54,11 @@ def test_apple_budget_is_held_to_the_metal_working_set(capsys):
     d = run_json(capsys, "budget", "gemma-3-12b", "-m", "apple-m1")
     limit = 16 * GIB * 2 / 3
     assert d["gpu_limit_bytes"] == int(limit) and "2/3" in d["gpu_limit_note"]
-    used = d["weights_bytes"] + d["kv_bytes"] + d["buffers_bytes"]
+    used = d["weights_bytes"] + d["cache_bytes"] + d["buffers_bytes"]
     assert d["free_bytes"] == pytest.approx(limit - used, abs=1)
     # a raised wired limit gives the context back
     raised = run_json(capsys, "budget", "gemma-3-12b", "-m", "apple-m1", "--gpu-limit", "14")
-    assert raised["max_ctx"] > d["max_ctx"]
+    assert raised["max_fit_ctx"] > d["max_fit_ctx"]
     code, out, _ = run(capsys, "budget", "gemma-3-12b", "-m", "apple-m1")
     assert "the GPU may hold" in out and "iogpu.wired_limit_mb" in out
 
@@ -67,7 +67,7 @@ def test_apple_model_beyond_the_working_set_does_not_fit(capsys):
     # 11.45 GB of GPU memory on a 16 GiB M1: 12.4 GB fit the RAM next to 1 GB but not the GPU
     argv = ["budget", "llama-2-13b", "--quant", "Q6_K", "-m", "apple-m1", "--system-gb", "1"]
     d = run_json(capsys, *argv, "--ctx", "2048", expect=1)
-    used = d["weights_bytes"] + d["kv_bytes"] + d["buffers_bytes"]
+    used = d["weights_bytes"] + d["cache_bytes"] + d["buffers_bytes"]
     assert not d["fits"] and d["gpu_limit_bytes"] < used < d["capacity_bytes"] - 1e9
 
 

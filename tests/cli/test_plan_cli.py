@@ -33,17 +33,17 @@ def test_budget_seed_laptop(capsys):
         "capacity_bytes",
         "system_bytes",
         "weights_bytes",
-        "kv_bytes",
+        "cache_bytes",
         "buffers_bytes",
         "free_bytes",
         "fits",
-        "max_ctx",
+        "max_fit_ctx",
     ):
         assert key in d
     # (11.5 GiB: llama.cpp does not load the 0.55 GB MTP block, which the seed counted)
     assert 8 * 2**30 <= d["free_bytes"] <= 11.5 * 2**30
     assert d["fits"] and d["settings"]["OLLAMA_CONTEXT_LENGTH"] == "16384"
-    assert d["default_ctx"] == 262144 and 5.3e9 < d["default_kv_bytes"] < 5.5e9
+    assert d["default_ctx"] == 262144 and 5.3e9 < d["default_cache_bytes"] < 5.5e9
 
 
 def test_budget_exit_code_1_when_it_does_not_fit(capsys):
@@ -61,10 +61,10 @@ def test_budget_adds_a_draft(capsys):
 
 def test_trace_seed_request(capsys):
     d = run_json(capsys, "trace", "qwen3.6-35b-a3b", *LAPTOP, "--prompt", "6500", "--output", "300")
-    assert d["chunks"] == 13
-    assert d["kv_bytes"] == pytest.approx(134e6, rel=0.02)
+    assert d["n_chunks"] == 13
+    assert d["kv_stored_bytes"] == pytest.approx(134e6, rel=0.02)
     assert 50 <= d["prefill_s"] <= 95
-    assert 1.7e9 <= d["decode_step_bytes"] <= 2.3e9
+    assert 1.7e9 <= d["decode_step_read_bytes"] <= 2.3e9
     assert 18 <= d["decode_s"] <= 35
     names = [p["name"] for p in d["phases"]]
     assert names[0] == "template + tokenize" and names[-1] == "end"
@@ -87,12 +87,14 @@ def test_trace_cold_and_restored_prefix(capsys):
         "6400",
         "--restore-kv",
     )
-    assert warm["ttft_s"] < 5 and warm["chunks"] == 1
+    assert warm["ttft_s"] < 5 and warm["n_chunks"] == 1
+    # the same names as prefill: a count is n_, a prefix is cached_tokens
+    assert warm["cached_tokens"] == 6400 and warm["prompt_tokens"] == 6500
 
 
 def test_trace_takes_a_gguf_path(capsys, qwen2_path):
     d = run_json(capsys, "trace", str(qwen2_path), *LAPTOP, "--prompt", "1000", "--output", "10")
-    assert d["chunks"] == 2
+    assert d["n_chunks"] == 2
 
 
 def test_spec_seed_cases(capsys):

@@ -26,7 +26,7 @@ def test_size_json_has_the_documented_keys(capsys, qwen2_path):
         "active_params",
         "file_bytes",
         "bits_per_weight",
-        "bytes_per_token",
+        "weight_read_bytes_per_token",
         "flops_per_token",
         "by_type",
         "by_role",
@@ -46,7 +46,7 @@ def test_kv_json(capsys, gemma3_path):
     code, out, err = run(capsys, "kv", str(gemma3_path), "--ctx", "16384", "--json")
     assert code == 0, err
     data = json.loads(out)
-    for key in ("bytes_per_token", "state_bytes", "ctx", "kv_bytes", "kv_type"):
+    for key in ("kv_bytes_per_token", "state_bytes", "ctx", "kv_bytes", "kv_type"):
         assert key in data
     assert data["kv_bytes"] == (48 + 15) * (1 << 20)
 

@@ -19,7 +19,7 @@ def test_decode_seed(capsys):
     assert 55 <= r["ceiling_tok_s"] <= 75
     assert r["tok_s"] == pytest.approx(11.7, rel=0.25)
     assert r["ms_per_token"] == pytest.approx(1000 / r["tok_s"])
-    assert r["bytes_per_token"] > 1.8e9
+    assert r["read_bytes_per_token"] > 1.8e9
     r = run_json(capsys, "decode", "qwen3.6-27b", "-m", "radeon-860m")
     assert 7 <= r["ceiling_tok_s"] <= 9
     assert r["tok_s"] == pytest.approx(2.6, rel=0.30)
@@ -28,7 +28,7 @@ def test_decode_seed(capsys):
 def test_prefill_seed(capsys):
     r = run_json(capsys, "prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--prompt", "6500")
     assert 50 <= r["ttft_s"] <= 95
-    assert r["tokens"] == 6500 and len(r["chunks"]) == 13
+    assert r["computed_tokens"] == 6500 and len(r["chunks"]) == 13
     assert r["tok_s"] == pytest.approx(6500 / r["ttft_s"])
 
 
@@ -61,7 +61,7 @@ def test_cached_prefix(capsys):
         "--cached",
         "6000",
     )
-    assert r["cached_tokens"] == 6000 and r["tokens"] == 500
+    assert r["cached_tokens"] == 6000 and r["computed_tokens"] == 500
 
 
 def test_rich_output(capsys):

@@ -31,7 +31,7 @@ def test_compute_buffers_match_llama_fit_params(qwen2, gemma3):
 def test_verdicts_and_exit_semantics(qwen2):
     roomy = budget_report([qwen2], machine="m", capacity_bytes=64 * GB, system_bytes=8 * GB)
     assert roomy.fits and roomy.verdict == "fits with room"
-    used = roomy.weights_bytes + roomy.kv_bytes + roomy.buffers_bytes
+    used = roomy.weights_bytes + roomy.cache_bytes + roomy.buffers_bytes
     assert roomy.free_bytes == pytest.approx(64 * GB - 8 * GB - used)
     tight = budget_report([qwen2], machine="m", capacity_bytes=9 * GB, system_bytes=3 * GB)
     assert tight.fits and tight.verdict == "tight"
@@ -78,9 +78,9 @@ def _report(models, capacity_gb: float, **kw):
 
 def test_settings_apply_the_largest_context_that_fits(qwen2):
     r = _report([qwen2], 8, system_bytes=0, ctx=131072)
-    assert not r.fits and 0 < r.max_ctx < 131072
-    assert r.settings["OLLAMA_CONTEXT_LENGTH"] == str(r.max_ctx)
-    assert r.settings["llama.cpp"].startswith(f"-c {r.max_ctx} ")
+    assert not r.fits and 0 < r.max_fit_ctx < 131072
+    assert r.settings["OLLAMA_CONTEXT_LENGTH"] == str(r.max_fit_ctx)
+    assert r.settings["llama.cpp"].startswith(f"-c {r.max_fit_ctx} ")
     ok = _report([qwen2], 64, system_bytes=0, ctx=8192)
     assert ok.settings["OLLAMA_CONTEXT_LENGTH"] == "8192"
 
@@ -108,14 +108,14 @@ def test_largest_context_stays_within_every_models_trained_maximum(qwen2, gemma3
     short, long_ = sorted([qwen2, gemma3], key=lambda m: m.spec.n_ctx_train)
     assert short.spec.n_ctx_train < long_.spec.n_ctx_train
     r = _report([qwen2, gemma3], 1000, system_bytes=0, ctx=4096)
-    assert r.max_ctx == short.spec.n_ctx_train
+    assert r.max_fit_ctx == short.spec.n_ctx_train
     two = _report([qwen2, gemma3], 1000, system_bytes=0, ctx=4096, parallel=2)
-    assert two.max_ctx == 2 * short.spec.n_ctx_train  # each stream within the trained maximum
+    assert two.max_fit_ctx == 2 * short.spec.n_ctx_train  # each stream within the trained maximum
 
 
 def test_when_not_even_the_weights_fit_there_is_a_hint(qwen2):
     r = _report([qwen2], 4, system_bytes=0, ctx=4096)
-    assert not r.fits and r.max_ctx == 0 and r.settings == {}
+    assert not r.fits and r.max_fit_ctx == 0 and r.settings == {}
     assert any("offload: about" in h and "-ngl" in h for h in r.hints)
     shared = _report([qwen2], 4, system_bytes=0, ctx=4096, shared_memory=True)
     assert any("does not help" in h for h in shared.hints)
@@ -138,7 +138,7 @@ def test_the_quant_hint_is_the_largest_that_fits(qwen2):
         ctx=1024,
         smaller_quants=alternatives,
     )
-    assert r.max_ctx == 0
+    assert r.max_fit_ctx == 0
     hinted = r.hints[0].split()[1]
     assert r.hints[0] == f"--quant {hinted} fits at 1,024 tokens"
 
@@ -167,7 +167,7 @@ def test_gpu_limit_caps_the_room(qwen2):
     whole = budget_report([qwen2], **kw)
     capped = budget_report([qwen2], **kw, gpu_limit_bytes=10 * GB, gpu_limit_note="why")
     assert capped.free_bytes == pytest.approx(whole.free_bytes - 4 * GB)
-    assert capped.max_ctx < whole.max_ctx
+    assert capped.max_fit_ctx < whole.max_fit_ctx
     assert (capped.gpu_limit_bytes, capped.gpu_limit_note) == (10 * GB, "why")
     loose = budget_report([qwen2], **kw, gpu_limit_bytes=16 * GB, gpu_limit_note="why")
     assert loose.gpu_limit_bytes is None and loose.free_bytes == whole.free_bytes

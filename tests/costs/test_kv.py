@@ -47,10 +47,10 @@ def test_cells_follow_llama_cpp_padding():
 def test_gemma3_matches_llama_fit_params(gemma3):
     # llama-fit-params -v -c 16384: non-SWA 48.00 MiB (3 layers), SWA 15.00 MiB (15 layers)
     r = kv_report(gemma3, 16384)
-    kinds = {k.kind: k for k in r.kinds}
-    assert kinds["full"].layers == 3 and kinds["full"].bytes == 48 * MiB
-    assert kinds["sliding"].layers == 15 and kinds["sliding"].cells == 1024
-    assert kinds["sliding"].bytes == 15 * MiB
+    kinds = {k.attention: k for k in r.kinds}
+    assert kinds["full"].n_layers == 3 and kinds["full"].cache_bytes == 48 * MiB
+    assert kinds["sliding"].n_layers == 15 and kinds["sliding"].cells == 1024
+    assert kinds["sliding"].cache_bytes == 15 * MiB
     assert kinds["sliding"].window_cells_naive == 512
     # -c 3000 -np 2: 9.00 MiB full (1536 cells/stream), 30.00 MiB SWA (1024 cells/stream)
     assert kv_bytes(gemma3, 3000, parallel=2) == (9 + 30) * MiB
@@ -61,7 +61,7 @@ def test_qwen2_matches_llama_fit_params(qwen2):
     assert kv_bytes(qwen2, 8192, "q8_0") == 238 * MiB
     assert kv_bytes(qwen2, 10000, parallel=3) == 588 * MiB
     r = kv_report(qwen2, 4096)
-    assert r.bytes_per_token == 28 * 2 * 4 * 128 * 2  # 57,344 B
+    assert r.kv_bytes_per_token == 28 * 2 * 4 * 128 * 2  # 57,344 B
     assert r.state_bytes == 0
 
 

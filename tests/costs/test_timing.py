@@ -43,7 +43,7 @@ def roofline(bandwidth_gbs: float = 100.0, tflops: float = 10.0) -> Machine:
         memory_bytes=None,
         bandwidth_gbs=bandwidth_gbs,
         tflops=tflops,
-        fit=Efficiency(eff_bw=1.0, eff_compute=1.0, overhead_s=0.0),
+        fit=Efficiency(eff_bw=1.0, eff_compute=1.0, overhead_per_layer_s=0.0),
     )
 
 
@@ -54,7 +54,7 @@ def test_seed_moe_decode(moe, laptop):
     r = decode_report(moe, laptop)
     assert 55 <= r.ceiling_tok_s <= 75  # seed: "about 70" from 1.84 GB a token
     assert r.tok_s == pytest.approx(11.7, rel=0.25)  # measured 11.7
-    assert 1.8e9 <= r.weights_bytes <= 2.1e9
+    assert 1.8e9 <= r.weight_read_bytes <= 2.1e9
 
 
 def test_seed_dense_decode(dense, laptop):
@@ -100,7 +100,7 @@ def test_prefill_chunk_wakes_experts_and_turns_compute_bound(moe):
 def test_parallel_streams_share_the_weights(dense, laptop):
     one = decode_report(dense, laptop, ctx=1000)
     four = decode_report(dense, laptop, ctx=1000, parallel=4)
-    assert four.weights_bytes == pytest.approx(one.weights_bytes)
+    assert four.weight_read_bytes == pytest.approx(one.weight_read_bytes)
     assert four.kv_read_bytes == pytest.approx(4 * one.kv_read_bytes)
     assert four.aggregate_tok_s > 3 * one.tok_s
     assert four.tok_s < one.tok_s
@@ -126,7 +126,7 @@ def test_prefill_chunks_and_prefix_cache(moe, laptop):
     assert prefill_chunks(1300, 1000, 512) == [(1000, 300)]
     full = prefill_report(moe, laptop, prompt=6500)
     cached = prefill_report(moe, laptop, prompt=6500, cached=6000)
-    assert cached.tokens == 500 and cached.cached_tokens == 6000
+    assert cached.computed_tokens == 500 and cached.cached_tokens == 6000
     assert cached.ttft_s < full.ttft_s / 10
 
 

@@ -34,7 +34,7 @@ def test_phases_are_contiguous_and_add_up(qwen2, machine):
         assert p.start_s == pytest.approx(t)
         t += p.duration_s
     assert r.total_s == pytest.approx(t)
-    assert r.chunks == 6  # ceil(3000 / 512)
+    assert r.n_chunks == 6  # ceil(3000 / 512)
     assert r.load_s == pytest.approx(r.phases[0].duration_s)
     assert r.disk_read_assumed  # an inline machine has no disk speed
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
 from tokenwalk.cli.machine_opts import MachineOpt, MachinesFileOpt, TflopsOpt
+from tokenwalk.units import Bytes
 
 
 class MachineRow(BaseModel):
@@ -18,7 +19,7 @@ class MachineRow(BaseModel):
     name: str
     kind: str
     backend: str
-    memory_bytes: int | None  # converted from the vendor's figure in memory_unit
+    memory_bytes: Bytes | None  # converted from the vendor's figure in memory_unit
     memory_gb: float | None  # the same capacity in decimal GB (1e9 bytes)
     memory_unit: str  # what the entry's figure means: GiB (2^30) or GB (1e9)
     bandwidth_gbs: float | None
@@ -30,7 +31,8 @@ class MachineRow(BaseModel):
     lacks: list[str]  # memory, bandwidth, compute: what the entry does not give
     eff_bw: float
     eff_compute: float
-    overhead_s: float
+    overhead_per_layer_s: float
+    rows_half: float
     fit_source: str
     source: str
 
@@ -76,7 +78,8 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
                 lacks=e.lacks(),
                 eff_bw=fit.eff_bw,
                 eff_compute=fit.eff_compute,
-                overhead_s=fit.overhead_s,
+                overhead_per_layer_s=fit.overhead_per_layer_s,
+                rows_half=fit.rows_half,
                 fit_source=fit.source,
                 source=e.source.split()[0] if e.source else "",
             )
@@ -279,7 +282,7 @@ def _calibrate_one(
     result = calibrate_machine(m, runs, model)
     target = Path(machines_file) if machines_file else user_machines_path()
     if not dry_run:
-        note = f"tokenwalk calibrate --from {Path(from_file).name} ({result.runs} runs)"
+        note = f"tokenwalk calibrate --from {Path(from_file).name} ({result.n_runs} runs)"
         write_machine_fit(target, m.slug, result, note)
     if json:
         emit_json(result)

@@ -8,6 +8,7 @@ import typer
 from pydantic import BaseModel
 
 from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
+from tokenwalk.units import Bytes, Count
 
 
 class CatalogueRow(BaseModel):
@@ -15,11 +16,11 @@ class CatalogueRow(BaseModel):
     name: str
     model_type: str
     architecture: str | None
-    params: int | None
-    active_params: float | None
-    layers: int | None
+    params: Count | None
+    active_params: Count | None
+    n_layers: int | None
     max_ctx: int | None
-    q4_k_m_bytes: int | None
+    q4_k_m_bytes: Bytes | None
     source: str
     error: str | None = None
 
@@ -51,7 +52,7 @@ def catalogue_rows(query: str | None = None) -> list[CatalogueRow]:
                     architecture=m.spec.arch,
                     params=m.params,
                     active_params=active_params(m),
-                    layers=m.spec.n_layer,
+                    n_layers=m.spec.n_layer,
                     max_ctx=m.spec.n_ctx_train or None,
                     q4_k_m_bytes=m.file_bytes,
                     source=e.source,
@@ -66,7 +67,7 @@ def catalogue_rows(query: str | None = None) -> list[CatalogueRow]:
                     architecture=None,
                     params=None,
                     active_params=None,
-                    layers=None,
+                    n_layers=None,
                     max_ctx=None,
                     q4_k_m_bytes=None,
                     source=e.source,
@@ -104,7 +105,7 @@ def models(
             r.architecture or "",
             params(r.params or 0),
             params(r.active_params or 0),
-            str(r.layers),
+            str(r.n_layers),
             count(r.max_ctx or 0),
             human_bytes(r.q4_k_m_bytes or 0),
         )

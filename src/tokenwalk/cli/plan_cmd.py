@@ -161,7 +161,7 @@ def budget(
             parallel=parallel,
             ubatch=ubatch,
         )
-        if not report.max_ctx:  # not even the weights fit: work out which smaller quant would
+        if not report.max_fit_ctx:  # not even the weights fit: work out which smaller quant would
             report = _budget(
                 loaded,
                 m,

@@ -27,6 +27,7 @@ from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
+from tokenwalk.units import Bytes
 
 __all__ = [
     "BudgetModel",
@@ -104,10 +105,10 @@ def model_memory_bytes(
 class BudgetModel(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str
-    weights_bytes: int
-    kv_bytes: float
-    state_bytes: int
-    buffers_bytes: int
+    weights_bytes: Bytes
+    kv_bytes: Bytes
+    state_bytes: Bytes
+    buffers_bytes: Bytes
     max_ctx: int  # the model's trained maximum
 
 
@@ -116,24 +117,24 @@ class BudgetReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     machine: str
-    capacity_bytes: int
-    system_bytes: int
-    gpu_limit_bytes: int | None = None  # what the GPU may hold, where less than the memory
+    capacity_bytes: Bytes
+    system_bytes: Bytes
+    gpu_limit_bytes: Bytes | None = None  # what the GPU may hold, where less than the memory
     gpu_limit_note: str = ""
     ctx: int
     kv_type: str
     parallel: int
     models: list[BudgetModel]
-    weights_bytes: int
-    kv_bytes: float  # KV + recurrent state of every model
-    buffers_bytes: int
-    used_bytes: float
-    free_bytes: float
+    weights_bytes: Bytes
+    cache_bytes: Bytes  # KV + recurrent state of every model
+    buffers_bytes: Bytes
+    used_bytes: Bytes
+    free_bytes: Bytes
     fits: bool
     verdict: str  # "fits with room", "tight", "does not fit"
-    max_ctx: int  # largest context that fits (0 when not even the weights fit)
+    max_fit_ctx: int  # largest context that fits (0 when not even the weights fit)
     default_ctx: int  # what a runtime reserves by default (the trained maximum)
-    default_kv_bytes: float  # KV at that default
+    default_cache_bytes: Bytes  # KV + recurrent state at that default
     settings: dict[str, str]
     warnings: list[str]
     hints: list[str] = []  # when not even the weights fit: a smaller quant, offload
@@ -300,15 +301,15 @@ def budget_report(
         parallel=parallel,
         models=rows,
         weights_bytes=weights,
-        kv_bytes=kv_total,
+        cache_bytes=kv_total,
         buffers_bytes=buffers,
         used_bytes=used,
         free_bytes=free,
         fits=fits,
         verdict=verdict,
-        max_ctx=best,
+        max_fit_ctx=best,
         default_ctx=default_ctx,
-        default_kv_bytes=default_kv,
+        default_cache_bytes=default_kv,
         settings=settings,
         warnings=warnings,
         hints=hints,
@@ -394,10 +395,10 @@ class MemoryFit(BaseModel):
     model_config = ConfigDict(frozen=True)
     fits: bool
     ctx: int  # context reserved, all streams
-    capacity_bytes: int
-    system_bytes: int
-    needed_bytes: int  # weights + KV + recurrent state + compute buffers
-    free_bytes: int  # capacity - system - needed; negative when it does not fit
+    capacity_bytes: Bytes
+    system_bytes: Bytes
+    needed_bytes: Bytes  # weights + KV + recurrent state + compute buffers
+    free_bytes: Bytes  # capacity - system - needed; negative when it does not fit
     note: str
 
 

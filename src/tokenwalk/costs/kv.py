@@ -18,6 +18,7 @@ from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from tokenwalk.gguf.reader import align_up
 from tokenwalk.model.layers import Attention, Layer
 from tokenwalk.model.model import Model
+from tokenwalk.units import Bytes
 
 __all__ = [
     "KV_TYPES",
@@ -110,21 +111,21 @@ def kv_stored_bytes(model: Model, tokens: int, kv_type: str = "f16", ubatch: int
 
 class KvKind(BaseModel):
     model_config = ConfigDict(frozen=True)
-    kind: str  # full, sliding, mla, recurrent
-    layers: int
-    bytes_per_token: float  # per cached token (per cell); 0 for recurrent
+    attention: str  # full, sliding, mla, recurrent
+    n_layers: int
+    kv_bytes_per_token: Bytes  # per cached token (per cell); 0 for recurrent
     cells: int  # cells held per stream at the context asked (0 for recurrent)
     window: int = 0
     window_cells_naive: int = 0  # min(ctx, window): what a window-only estimate would say
-    bytes: float  # at the context asked, all streams
+    cache_bytes: Bytes  # KV (recurrent: the state) held at the context asked, all streams
 
 
 class KvSweepRow(BaseModel):
     model_config = ConfigDict(frozen=True)
     ctx: int
-    kv_bytes: float
-    state_bytes: int
-    total_bytes: float
+    kv_bytes: Bytes
+    state_bytes: Bytes
+    cache_bytes: Bytes  # kv_bytes + state_bytes
 
 
 class KvReport(BaseModel):
@@ -137,15 +138,14 @@ class KvReport(BaseModel):
     parallel: int
     ubatch: int
     max_ctx: int
-    bytes_per_token: float  # per token of context, layers whose cache grows with it (full + MLA)
-    sliding_bytes_per_token: float  # per cell of the sliding layers (capped at their window)
-    state_bytes: int
-    kv_bytes: float
-    total_bytes: float
+    kv_bytes_per_token: Bytes  # per token of context, layers whose cache grows with it (full, MLA)
+    sliding_kv_bytes_per_token: Bytes  # per cell of the sliding layers (capped at their window)
+    state_bytes: Bytes
+    kv_bytes: Bytes
+    cache_bytes: Bytes  # kv_bytes + state_bytes
     kinds: list[KvKind]
-    every_layer_bytes_per_token: (
-        float  # if every decoding layer kept a full cache like its attention layers
-    )
+    # if every decoding layer kept a full cache like its widest attention layer
+    every_layer_kv_bytes_per_token: Bytes
     sweep: list[KvSweepRow]
     warnings: list[str]
 
@@ -190,20 +190,20 @@ def kv_report(
 
     kind_rows = [
         KvKind(
-            kind=name,
-            layers=int(v["layers"]),
-            bytes_per_token=v["bpt"],
+            attention=name,
+            n_layers=int(v["layers"]),
+            kv_bytes_per_token=v["bpt"],
             cells=int(v["cells"]),
             window=int(v["window"]),
             window_cells_naive=min(ctx, int(v["window"])) if v["window"] else 0,
-            bytes=v["bytes"],
+            cache_bytes=v["bytes"],
         )
         for name, v in kinds.items()
     ]
-    growing = sum(r.bytes_per_token for r in kind_rows if r.kind in ("full", "mla"))
-    sliding = sum(r.bytes_per_token for r in kind_rows if r.kind == "sliding")
+    growing = sum(v["bpt"] for name, v in kinds.items() if name in ("full", "mla"))
+    sliding = sum(v["bpt"] for name, v in kinds.items() if name == "sliding")
     st = state_bytes(model, parallel)
-    kv = kv_bytes(model, ctx, kv_type, parallel, ubatch)
+    kv = round(kv_bytes(model, ctx, kv_type, parallel, ubatch))  # so that cache = kv + state
 
     attn = [x for x in model.decoding_layers if x.has_kv]
     widest = max((kv_bytes_per_cell(x, kv_type) for x in attn), default=0.0)
@@ -214,8 +214,8 @@ def kv_report(
     for c in points:
         if max_ctx and c > max_ctx and c != ctx:
             continue
-        kvc = kv_bytes(model, c, kv_type, parallel, ubatch)
-        sweep.append(KvSweepRow(ctx=c, kv_bytes=kvc, state_bytes=st, total_bytes=kvc + st))
+        kvc = round(kv_bytes(model, c, kv_type, parallel, ubatch))
+        sweep.append(KvSweepRow(ctx=c, kv_bytes=kvc, state_bytes=st, cache_bytes=kvc + st))
 
     return KvReport(
         model=model.name,
@@ -224,13 +224,13 @@ def kv_report(
         parallel=parallel,
         ubatch=ubatch,
         max_ctx=max_ctx,
-        bytes_per_token=growing,
-        sliding_bytes_per_token=sliding,
+        kv_bytes_per_token=growing,
+        sliding_kv_bytes_per_token=sliding,
         state_bytes=st,
         kv_bytes=kv,
-        total_bytes=kv + st,
+        cache_bytes=kv + st,
         kinds=kind_rows,
-        every_layer_bytes_per_token=every,
+        every_layer_kv_bytes_per_token=every,
         sweep=sweep,
         warnings=warnings,
     )

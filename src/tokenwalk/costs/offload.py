@@ -53,6 +53,7 @@ from tokenwalk.machine import Machine
 from tokenwalk.model.layers import Attention, Ffn, Layer
 from tokenwalk.model.model import Model, Role, Tensor
 from tokenwalk.system import Offload, System
+from tokenwalk.units import Bytes
 
 __all__ = [
     "HOST",
@@ -312,14 +313,14 @@ class DeviceMemory(BaseModel):
     device: str  # slug
     name: str
     role: str  # "gpu" or "host"
-    capacity_bytes: int
-    system_bytes: int
-    room_bytes: int
-    weights_bytes: int
-    kv_bytes: float  # KV + recurrent state of its layers
-    buffers_bytes: int
-    used_bytes: float
-    free_bytes: float
+    capacity_bytes: Bytes
+    system_bytes: Bytes
+    room_bytes: Bytes
+    weights_bytes: Bytes
+    kv_bytes: Bytes  # KV + recurrent state of its layers
+    buffers_bytes: Bytes
+    used_bytes: Bytes
+    free_bytes: Bytes
     layers: int  # blocks placed here (for the host: blocks whose weights are all in RAM)
     expert_layers: int  # blocks whose routed experts are here while the block is elsewhere
     output: bool  # the output head is here

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from tokenwalk.costs.weights import active_params, tensor_read_fraction
 from tokenwalk.model.layers import Attention, Ffn
 from tokenwalk.model.model import Model
+from tokenwalk.units import Bytes, Count
 
 __all__ = ["SizeReport", "TypeShare", "RoleShare", "LayerCounts", "size_report", "bits_per_weight"]
 
@@ -16,18 +17,18 @@ __all__ = ["SizeReport", "TypeShare", "RoleShare", "LayerCounts", "size_report",
 class TypeShare(BaseModel):
     model_config = ConfigDict(frozen=True)
     type: str
-    tensors: int
-    params: int
-    bytes: int
+    n_tensors: int
+    params: Count
+    tensor_bytes: Bytes
 
 
 class RoleShare(BaseModel):
     model_config = ConfigDict(frozen=True)
     role: str
-    tensors: int
-    params: int
-    bytes: int
-    bytes_per_token: float  # what a decoded token reads of this role
+    n_tensors: int
+    params: Count
+    tensor_bytes: Bytes
+    weight_read_bytes_per_token: Bytes  # what a decoded token reads of this role
 
 
 class LayerCounts(BaseModel):
@@ -50,24 +51,24 @@ class SizeReport(BaseModel):
     architecture: str
     quant: str
     source: str
-    params: int
-    active_params: float
+    params: Count
+    active_params: Count
     n_tensors: int
     n_layers: int
-    layers: LayerCounts
-    file_bytes: int
+    layer_counts: LayerCounts
+    file_bytes: Bytes
     file_bytes_exact: bool
-    tensor_bytes: int
-    header_bytes: int
+    tensor_bytes: Bytes
+    header_bytes: Bytes
     data_present: bool | None
     bits_per_weight: float  # whole file
     bits_per_weight_data: float  # tensor data only
-    bytes_per_token: float
+    weight_read_bytes_per_token: Bytes  # weights a decoded token reads (no KV)
     flops_per_token: float
     arithmetic_intensity: float  # FLOPs per byte read at one token
     by_type: list[TypeShare]
     by_role: list[RoleShare]
-    fetched_bytes: int = 0  # header bytes read to answer (remote sources: what was downloaded)
+    fetched_bytes: Bytes = 0  # header bytes read to answer (remote sources: what was downloaded)
     requests: int = 0
 
 
@@ -116,7 +117,7 @@ def size_report(model: Model) -> SizeReport:
         active_params=active,
         n_tensors=len(model.tensors),
         n_layers=model.spec.n_layer,
-        layers=counts,
+        layer_counts=counts,
         file_bytes=model.file_bytes,
         file_bytes_exact=model.file_bytes_exact,
         tensor_bytes=model.tensor_bytes,
@@ -124,24 +125,27 @@ def size_report(model: Model) -> SizeReport:
         data_present=model.data_present,
         bits_per_weight=bits_per_weight(model.file_bytes, params),
         bits_per_weight_data=bits_per_weight(model.tensor_bytes, params),
-        bytes_per_token=read,
+        weight_read_bytes_per_token=read,
         flops_per_token=flops,
         arithmetic_intensity=flops / read if read else 0.0,
         by_type=sorted(
-            (TypeShare(type=k, tensors=v[0], params=v[1], bytes=v[2]) for k, v in by_type.items()),
-            key=lambda s: -s.bytes,
+            (
+                TypeShare(type=k, n_tensors=v[0], params=v[1], tensor_bytes=v[2])
+                for k, v in by_type.items()
+            ),
+            key=lambda s: -s.tensor_bytes,
         ),
         by_role=sorted(
             (
                 RoleShare(
                     role=k,
-                    tensors=int(v[0]),
+                    n_tensors=int(v[0]),
                     params=int(v[1]),
-                    bytes=int(v[2]),
-                    bytes_per_token=v[3],
+                    tensor_bytes=int(v[2]),
+                    weight_read_bytes_per_token=v[3],
                 )
                 for k, v in by_role.items()
             ),
-            key=lambda s: -s.bytes,
+            key=lambda s: -s.tensor_bytes,
         ),
     )

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from tokenwalk.costs.budget import (
     ROOM_FRACTION,
@@ -48,6 +51,8 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System
+
+R = TypeVar("R", bound=BaseModel)
 
 __all__ = [
     "Setup",
@@ -366,15 +371,15 @@ def split_budget_report(
         parallel=parallel,
         models=rows,
         weights_bytes=sum(d.weights_bytes for d in gpus),
-        kv_bytes=sum(d.kv_bytes for d in gpus),
+        cache_bytes=sum(d.kv_bytes for d in gpus),
         buffers_bytes=sum(d.buffers_bytes for d in gpus),
         used_bytes=used,
         free_bytes=room - used,
         fits=fits,
         verdict=verdict,
-        max_ctx=best,
+        max_fit_ctx=best,
         default_ctx=max((m.spec.n_ctx_train for m in models), default=0) or ctx,
-        default_kv_bytes=sum(
+        default_cache_bytes=sum(
             kv_bytes(m, m.spec.n_ctx_train or ctx, kv_type, parallel, ubatch)
             + state_bytes(m, parallel)
             for m in models
@@ -462,6 +467,30 @@ def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
     )
 
 
+def _updated(report: R, **update: object) -> R:
+    """`report` with fields replaced, validated again (byte counts become integers)."""
+    return type(report).model_validate({**report.model_dump(), **update})
+
+
+def _whole(setup: Setup, weights: float, kv: float, flops: float):  # noqa: ANN202
+    """The one part of a model that sits whole on one card."""
+    from tokenwalk.costs.timing import DevicePart
+
+    def part(time_s: float, bound: str) -> DevicePart:
+        return DevicePart(
+            device=_card(setup).slug,
+            role="gpu",
+            weight_bytes=weights,
+            kv_read_bytes=kv,
+            flops=flops,
+            time_s=time_s,
+            bound=bound,
+            how="the whole model on the card",
+        )
+
+    return part
+
+
 def _card(setup: Setup) -> Machine:
     return setup.system.devices[0]
 
@@ -472,7 +501,13 @@ def split_decode_report(
     """A decoding step on the placed model: the parts of every device add."""
     if setup.one_card:
         r = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
-        return r.model_copy(update={"split": _info(setup, None, 1.0)})
+        whole = _whole(setup, r.weight_read_bytes, r.kv_read_bytes, r.flops_per_token * parallel)
+        return _updated(
+            r,
+            split=_info(setup, None, 1.0).model_copy(
+                update={"parts": [whole(r.ms_per_token / 1e3, r.bound)]}
+            ),
+        )
     sp = split_pass_time(setup, 1, ctx, kv_type=kv_type.lower(), streams=parallel)
     base = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
     # the ceiling: every device reading its bytes at its full rate, one after another
@@ -489,8 +524,9 @@ def split_decode_report(
             ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
     ceiling = 1.0 / ceiling_s if ceiling_s else base.ceiling_tok_s
     t = sp.time_s
-    return base.model_copy(
-        update=dict(
+    return _updated(
+        base,
+        **dict(
             machine=setup.system.slug,
             machine_name=setup.system.name,
             bandwidth_gbs=sp.bytes * ceiling / 1e9,
@@ -499,11 +535,11 @@ def split_decode_report(
             aggregate_tok_s=parallel / t,
             aggregate_ceiling_tok_s=ceiling * parallel,
             ms_per_token=t * 1e3,
-            step_bytes=sp.bytes,
-            bytes_per_token=sp.bytes / parallel,
-            weights_bytes=sp.weight_bytes,
+            step_read_bytes=sp.bytes,
+            read_bytes_per_token=sp.bytes / parallel,
+            weight_read_bytes=sp.weight_bytes,
             kv_read_bytes=sp.kv_read_bytes,
-            state_bytes=sp.state_bytes,
+            state_traffic_bytes=sp.state_bytes,
             flops_per_token=sp.flops / parallel,
             memory_s=sp.memory_s,
             compute_s=sp.compute_s,
@@ -514,7 +550,7 @@ def split_decode_report(
             reading_tok_s=READING_TOK_S,
             vs_reading=_vs_reading(1.0 / t),
             split=_info(setup, sp, sp.gpu_share),
-        )
+        ),
     )
 
 
@@ -527,7 +563,11 @@ def split_prefill_report(
         r = prefill_report(
             setup.model, card, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
         )
-        return r.model_copy(update={"split": _info(setup, None, 1.0)})
+        weights = sum(c.weight_read_bytes for c in r.chunks)
+        whole = _whole(setup, weights, 0, r.flops)
+        return _updated(
+            r, split=_info(setup, None, 1.0).model_copy(update={"parts": [whole(r.ttft_s, "")]})
+        )
     base = prefill_report(
         setup.model, card, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
@@ -556,7 +596,7 @@ def split_prefill_report(
                 compute_s=sp.compute_s,
                 expert_s=0.0,
                 overhead_s=sp.overhead_s,
-                weight_bytes=sp.weight_bytes,
+                weight_read_bytes=sp.weight_bytes,
                 flops=sp.flops,
                 attention_share=base.chunks[i].attention_share,
                 expert_rows=expert_rows(setup.model, n) if setup.model.spec.n_expert else 0.0,
@@ -580,8 +620,9 @@ def split_prefill_report(
         for k, v in totals.items()
     ]
     info = _info(setup, None, share).model_copy(update={"parts": parts})
-    return base.model_copy(
-        update=dict(
+    return _updated(
+        base,
+        **dict(
             machine=setup.system.slug,
             machine_name=setup.system.name,
             ttft_s=ttft,
@@ -591,5 +632,5 @@ def split_prefill_report(
             experts_bound_chunks=sum(x.bound == "experts" for x in chunks),
             chunks=chunks,
             split=info,
-        )
+        ),
     )

@@ -40,6 +40,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.layers import Attention, Layer
 from tokenwalk.model.model import Model, Role
+from tokenwalk.units import Bytes
 
 __all__ = [
     "READING_TOK_S",
@@ -308,7 +309,7 @@ def pass_seconds(
         memory_s   = B / (BW x eff_bw)
         compute_s  = (F + rows_half x R) / (FLOPS x eff_compute)
         expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute), the routed experts' share
-        overhead_s = L x overhead
+        overhead_s = L x overhead_per_layer_s
 
     A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the compute rate,
     so it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
@@ -318,11 +319,11 @@ def pass_seconds(
     the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
     if not tflops:
-        return memory_s, 0.0, 0.0, n_layers * fit.overhead_s
+        return memory_s, 0.0, 0.0, n_layers * fit.overhead_per_layer_s
     rate = tflops * 1e12 * fit.eff_compute
     h = fit.rows_half
     expert_s = (expert_flops + h * expert_row_flops) / rate
-    return memory_s, (flops + h * row_flops) / rate, expert_s, n_layers * fit.overhead_s
+    return memory_s, (flops + h * row_flops) / rate, expert_s, n_layers * fit.overhead_per_layer_s
 
 
 def matrix_flops(work: PassWork) -> float:
@@ -394,8 +395,8 @@ class DevicePart(BaseModel):
     model_config = ConfigDict(frozen=True)
     device: str
     role: str  # gpu, host, link
-    weight_bytes: float  # weights it reads (op offload: copied over the link)
-    kv_read_bytes: float
+    weight_bytes: Bytes  # weights it reads (op offload: copied over the link)
+    kv_read_bytes: Bytes
     flops: float
     time_s: float
     bound: str  # memory, compute, experts, link
@@ -455,15 +456,15 @@ class DecodeReport(_OnMachine):
     aggregate_tok_s: float  # all streams
     aggregate_ceiling_tok_s: float
     ms_per_token: float  # one step, per stream
-    step_bytes: float  # bytes a step reads (all streams)
-    bytes_per_token: float  # step bytes / streams
-    weights_bytes: float
-    kv_read_bytes: float
-    state_bytes: float
+    step_read_bytes: Bytes  # bytes a step reads (all streams)
+    read_bytes_per_token: Bytes  # step_read_bytes / streams
+    weight_read_bytes: Bytes  # weights a step reads (experts woken included)
+    kv_read_bytes: Bytes  # KV cells a step reads, all streams
+    state_traffic_bytes: Bytes  # recurrent state read + written, all streams
     flops_per_token: float
     memory_s: float
     compute_s: float
-    overhead_s: float
+    overhead_s: float  # layers x overhead_per_layer_s
     bound: str
     bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
     arithmetic_intensity: float  # FLOP per byte of a step
@@ -511,11 +512,11 @@ def decode_report(
         aggregate_tok_s=parallel / cost.time_s,
         aggregate_ceiling_tok_s=decode_ceiling_tok_s(machine.bandwidth_gbs, per_token),
         ms_per_token=cost.time_s * 1e3,
-        step_bytes=w.bytes,
-        bytes_per_token=per_token,
-        weights_bytes=w.weight_bytes,
+        step_read_bytes=w.bytes,
+        read_bytes_per_token=per_token,
+        weight_read_bytes=w.weight_bytes,
         kv_read_bytes=w.kv_read_bytes,
-        state_bytes=w.state_bytes,
+        state_traffic_bytes=w.state_bytes,
         flops_per_token=w.flops / parallel,
         memory_s=cost.memory_s,
         compute_s=cost.compute_s,
@@ -549,8 +550,8 @@ class PrefillChunk(BaseModel):
     memory_s: float
     compute_s: float
     expert_s: float  # the routed-expert products' share of compute_s
-    overhead_s: float
-    weight_bytes: float
+    overhead_s: float  # layers x overhead_per_layer_s
+    weight_read_bytes: Bytes  # weights the chunk reads (experts woken included)
     flops: float
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
@@ -559,9 +560,9 @@ class PrefillChunk(BaseModel):
 class PrefillReport(_OnMachine):
     """The answer of `tokenwalk prefill`: the prompt in chunks, time to first token."""
 
-    prompt: int
+    prompt_tokens: int
     cached_tokens: int
-    tokens: int  # tokens computed: prompt - cached
+    computed_tokens: int  # prompt_tokens - cached_tokens
     ubatch: int
     kv_type: str
     ttft_s: float  # sum of the chunk times
@@ -575,6 +576,7 @@ class PrefillReport(_OnMachine):
     expert_rows: float  # mean tokens a woken routed expert multiplies in a full chunk
     flops_per_token: float
     machine_balance: float | None
+    n_chunks: int
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
 
@@ -629,7 +631,7 @@ def prefill_report(
                 compute_s=cost.compute_s,
                 expert_s=cost.expert_s,
                 overhead_s=cost.overhead_s,
-                weight_bytes=work.weight_bytes,
+                weight_read_bytes=work.weight_bytes,
                 flops=work.flops,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
@@ -641,9 +643,9 @@ def prefill_report(
     tokens = prompt - cached
     return PrefillReport(
         **_on_machine(model, machine),
-        prompt=prompt,
+        prompt_tokens=prompt,
         cached_tokens=cached,
-        tokens=tokens,
+        computed_tokens=tokens,
         ubatch=ubatch,
         kv_type=kv_type,
         ttft_s=ttft,
@@ -657,5 +659,6 @@ def prefill_report(
         expert_rows=expert_rows(model, min(ubatch, tokens)) if model.spec.n_expert else 0.0,
         flops_per_token=flops / tokens,
         machine_balance=machine.balance_flop_per_byte,
+        n_chunks=len(chunks),
         chunks=chunks,
     )

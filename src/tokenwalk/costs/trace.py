@@ -27,6 +27,7 @@ from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
+from tokenwalk.units import Bytes
 
 __all__ = [
     "Phase",
@@ -49,7 +50,7 @@ class Phase(BaseModel):
     start_s: float
     duration_s: float
     detail: str = ""
-    bytes: float = 0.0
+    data_bytes: Bytes = 0  # what the phase loads, restores, stores or reads (0: none counted)
 
 
 class TraceReport(BaseModel):
@@ -58,22 +59,22 @@ class TraceReport(BaseModel):
     model_config = ConfigDict(frozen=True)
     model: str
     machine: str
-    prompt: int
-    output: int
-    cached: int
+    prompt_tokens: int
+    output_tokens: int
+    cached_tokens: int
     cold: bool
     restore_kv: bool
     ubatch: int
-    chunks: int
+    n_chunks: int  # prefill chunks
     phases: list[Phase]
     load_s: float
     prefill_s: float
     ttft_s: float
     decode_s: float
     total_s: float
-    kv_bytes: float  # KV the prompt filled (the cache contents, not the allocation)
-    state_bytes: int  # recurrent state, fixed
-    decode_step_bytes: float  # what the first decode step reads
+    kv_stored_bytes: Bytes  # KV the prompt filled (the cache contents, not the allocation)
+    state_bytes: Bytes  # recurrent state, fixed
+    decode_step_read_bytes: Bytes  # what the first decode step reads
     decode_step_s: float
     decode_tok_s: float
     disk_read_gbs: float
@@ -155,7 +156,9 @@ def trace_report(
 
     def add(name: str, duration: float, detail: str = "", nbytes: float = 0.0) -> None:
         nonlocal t
-        phases.append(Phase(name=name, start_s=t, duration_s=duration, detail=detail, bytes=nbytes))
+        phases.append(
+            Phase(name=name, start_s=t, duration_s=duration, detail=detail, data_bytes=nbytes)
+        )
         t += duration
 
     load_gbs, load_from, load_assumed = load_rate(machine)
@@ -228,22 +231,22 @@ def trace_report(
     return TraceReport(
         model=model.name,
         machine=machine.slug,
-        prompt=prompt,
-        output=output,
-        cached=cached,
+        prompt_tokens=prompt,
+        output_tokens=output,
+        cached_tokens=cached,
         cold=cold,
         restore_kv=restore_kv,
         ubatch=ubatch,
-        chunks=len(pre.chunks),
+        n_chunks=len(pre.chunks),
         phases=phases,
         load_s=load_s,
         prefill_s=pre.ttft_s,
         ttft_s=ttft,
         decode_s=dec_s,
         total_s=t,
-        kv_bytes=kv_after,
+        kv_stored_bytes=kv_after,
         state_bytes=state,
-        decode_step_bytes=first_bytes,
+        decode_step_read_bytes=first_bytes,
         decode_step_s=first_s,
         decode_tok_s=(steps / dec_s) if dec_s else 1.0 / first_s,
         disk_read_gbs=disk,

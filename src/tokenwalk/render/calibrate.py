@@ -23,12 +23,12 @@ _COLUMNS = ("eff_bw", "eff_compute", "overhead us/layer", "rows_half", "rows")
 
 
 def _params(t: Table, name: str, p: dict) -> None:
-    rows = p.get("rows")
+    rows = p.get("n_rows")
     t.add_row(
         name,
         f"{p['eff_bw']:.0%}",
         f"{p['eff_compute']:.0%}",
-        f"{p['overhead_s'] * 1e6:,.0f}",
+        f"{p['overhead_per_layer_s'] * 1e6:,.0f}",
         f"{p['rows_half']:,.0f}",
         "" if rows is None else str(int(rows)),
     )
@@ -44,7 +44,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
     for col in _COLUMNS:
         t.add_column(col, justify="right")
     _params(t, "global", fit.global_fit)
-    for g, p in fit.groups.items():
+    for g, p in fit.group_fits.items():
         _params(t, f"{g}", p)
     e = Table(title="Error: median / 90th percentile", title_justify="left")
     for col in ("", "decode", "prefill"):
@@ -64,18 +64,18 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
             "",
             e,
             "",
-            f"[dim]{len(fit.machines)} machine fits; leave-one-device-out error: "
+            f"[dim]{len(fit.machine_fits)} machine fits; leave-one-device-out error: "
             f"python benchmarks/accuracy.py; {tail}[/dim]",
         )
     )
 
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
-    title = f"{safe_markup(fit.machine)}: {fit.runs} llama-bench runs"
+    title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
     t = Table(title=title, title_justify="left")
     for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
-    for r in fit.rows:
+    for r in fit.predictions:
         t.add_row(
             safe_text(r["test"]),
             f"{r['measured_tok_s']:,.1f}",
@@ -93,7 +93,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             name,
             f"{d['eff_bw']:.0%}",
             f"{d['eff_compute']:.0%}",
-            f"{d['overhead_s'] * 1e6:,.0f}",
+            f"{d['overhead_per_layer_s'] * 1e6:,.0f}",
             f"{d['rows_half']:,.0f}",
             f"{err.median_pct:.1f}%",
         )

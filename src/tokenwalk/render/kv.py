@@ -18,18 +18,26 @@ def render_kv(r: KvReport, console: Console) -> None:
     for col in ("layer kind", "layers", "per token", "cells held", "at this context"):
         kinds.add_column(col, justify="left" if col == "layer kind" else "right")
     for k in r.kinds:
-        if k.kind == "recurrent":
+        if k.attention == "recurrent":
             kinds.add_row(
-                "recurrent (fixed state, f32)", str(k.layers), "-", "-", human_bytes(k.bytes)
+                "recurrent (fixed state, f32)",
+                str(k.n_layers),
+                "-",
+                "-",
+                human_bytes(k.cache_bytes),
             )
             continue
         cells = count(k.cells)
-        if k.kind == "sliding":
+        if k.attention == "sliding":
             cells += (
                 f" (window {count(k.window)}; {count(k.window_cells_naive)} if only the window)"
             )
         kinds.add_row(
-            k.kind, str(k.layers), human_bytes(k.bytes_per_token), cells, human_bytes(k.bytes)
+            k.attention,
+            str(k.n_layers),
+            human_bytes(k.kv_bytes_per_token),
+            cells,
+            human_bytes(k.cache_bytes),
         )
 
     summary = Table(show_header=False, box=None)
@@ -38,26 +46,28 @@ def render_kv(r: KvReport, console: Console) -> None:
     summary.add_column(style="dim")
     summary.add_row(
         "KV per token",
-        f"{count(r.bytes_per_token)} B",
+        f"{count(r.kv_bytes_per_token)} B",
         "full-attention and MLA layers: grows with the context",
     )
-    if r.sliding_bytes_per_token:
+    if r.sliding_kv_bytes_per_token:
         summary.add_row(
-            "sliding per token", f"{count(r.sliding_bytes_per_token)} B", "until the window fills"
+            "sliding per token",
+            f"{count(r.sliding_kv_bytes_per_token)} B",
+            "until the window fills",
         )
     summary.add_row("KV cache", human_bytes(r.kv_bytes), f"{count(r.kv_bytes)} bytes")
     if r.state_bytes:
         summary.add_row("recurrent state", human_bytes(r.state_bytes), "independent of the context")
-    summary.add_row("total", human_bytes(r.total_bytes), "")
+    summary.add_row("total", human_bytes(r.cache_bytes), "")
     if (
-        r.every_layer_bytes_per_token
-        and r.bytes_per_token
-        and r.every_layer_bytes_per_token > r.bytes_per_token * 1.01
+        r.every_layer_kv_bytes_per_token
+        and r.kv_bytes_per_token
+        and r.every_layer_kv_bytes_per_token > r.kv_bytes_per_token * 1.01
     ):
-        ratio = r.every_layer_bytes_per_token / r.bytes_per_token
+        ratio = r.every_layer_kv_bytes_per_token / r.kv_bytes_per_token
         summary.add_row(
             "if every layer kept a cache",
-            f"{count(r.every_layer_bytes_per_token)} B/token",
+            f"{count(r.every_layer_kv_bytes_per_token)} B/token",
             f"{ratio:.1f}x more",
         )
 
@@ -70,6 +80,6 @@ def render_kv(r: KvReport, console: Console) -> None:
             count(row.ctx) + mark,
             human_bytes(row.kv_bytes),
             human_bytes(row.state_bytes),
-            human_bytes(row.total_bytes),
+            human_bytes(row.cache_bytes),
         )
     console.print(Group(kinds, "", summary, "", sweep))

@@ -63,12 +63,13 @@ def render_budget(r: BudgetReport, console: Console) -> None:
             "the GPU may hold", f"{_capacity(r.gpu_limit_bytes)}: {escape(r.gpu_limit_note)}"
         )
     summary.add_row(
-        "largest context that fits", count(r.max_ctx) + " tokens" if r.max_ctx else "none"
+        "largest context that fits",
+        count(r.max_fit_ctx) + " tokens" if r.max_fit_ctx else "none",
     )
     if r.default_ctx != r.ctx:
         summary.add_row(
             "at the model's full context",
-            f"{count(r.default_ctx)} tokens would hold {human_bytes(r.default_kv_bytes)} of KV",
+            f"{count(r.default_ctx)} tokens would hold {human_bytes(r.default_cache_bytes)} of KV",
         )
     for k, v in r.settings.items():
         summary.add_row(safe_text(k), safe_text(v, limit=None))
@@ -117,7 +118,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     if r.host:
         summary.add_row("host", safe_text(r.host, limit=None))
     summary.add_row(
-        "largest context that fits", count(r.max_ctx) + " tokens" if r.max_ctx else "none"
+        "largest context that fits", count(r.max_fit_ctx) + " tokens" if r.max_fit_ctx else "none"
     )
     for k, v in r.settings.items():
         summary.add_row(safe_text(k), safe_text(v, limit=None))
@@ -141,7 +142,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
     total = r.total_s or 1.0
     t = Table(
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: "
-        f"{count(r.prompt)} tokens in, {count(r.output)} out",
+        f"{count(r.prompt_tokens)} tokens in, {count(r.output_tokens)} out",
         title_justify="left",
     )
     t.add_column("phase")
@@ -174,18 +175,18 @@ def render_trace(r: TraceReport, console: Console) -> None:
     s.add_column(style="dim")
     if r.cold:
         s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
-    s.add_row("prefill", seconds(r.prefill_s), f"{r.chunks} chunks of up to {r.ubatch} tokens")
+    s.add_row("prefill", seconds(r.prefill_s), f"{r.n_chunks} chunks of up to {r.ubatch} tokens")
     s.add_row("time to first token", seconds(r.ttft_s), "")
     s.add_row(
         "writing",
         seconds(r.decode_s),
         f"{r.decode_tok_s:.1f} tok/s; a step reads "
-        f"{human_bytes(r.decode_step_bytes)} in {seconds(r.decode_step_s)}",
+        f"{human_bytes(r.decode_step_read_bytes)} in {seconds(r.decode_step_s)}",
     )
     s.add_row("whole request", seconds(r.total_s), "")
     s.add_row(
         "KV cache after the prompt",
-        human_bytes(r.kv_bytes),
+        human_bytes(r.kv_stored_bytes),
         f"+ {human_bytes(r.state_bytes)} recurrent state" if r.state_bytes else "",
     )
     console.print(Group(t, "", s))

@@ -26,13 +26,15 @@ def render_size(r: SizeReport, console: Console) -> None:
         f"{r.bits_per_weight_data:.2f} counting tensor data only",
     )
     head.add_row(
-        "read per token", human_bytes(r.bytes_per_token), "bytes a decode step reads (weights only)"
+        "read per token",
+        human_bytes(r.weight_read_bytes_per_token),
+        "bytes a decode step reads (weights only)",
     )
     head.add_row("FLOPs per token", f"{r.flops_per_token / 1e9:.2f} G", "2 x active weights")
     head.add_row(
         "arithmetic intensity", f"{r.arithmetic_intensity:.1f} FLOP/byte", "at one token per pass"
     )
-    lc = r.layers
+    lc = r.layer_counts
     kinds = ", ".join(
         f"{v} {k}"
         for k, v in (
@@ -57,10 +59,10 @@ def render_size(r: SizeReport, console: Console) -> None:
     for s in r.by_type:
         by_type.add_row(
             safe_text(s.type),
-            count(s.tensors),
+            count(s.n_tensors),
             params(s.params),
-            human_bytes(s.bytes),
-            f"{s.bytes / r.tensor_bytes * 100:.1f}%" if r.tensor_bytes else "",
+            human_bytes(s.tensor_bytes),
+            f"{s.tensor_bytes / r.tensor_bytes * 100:.1f}%" if r.tensor_bytes else "",
         )
 
     by_role = Table(title="By role", title_justify="left")
@@ -69,9 +71,9 @@ def render_size(r: SizeReport, console: Console) -> None:
     for s in r.by_role:
         by_role.add_row(
             safe_text(s.role),
-            count(s.tensors),
+            count(s.n_tensors),
             params(s.params),
-            human_bytes(s.bytes),
-            human_bytes(s.bytes_per_token),
+            human_bytes(s.tensor_bytes),
+            human_bytes(s.weight_read_bytes_per_token),
         )
     console.print(Group(head, "", by_type, "", by_role))

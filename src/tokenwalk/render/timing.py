@@ -17,7 +17,8 @@ __all__ = ["render_decode", "render_prefill", "fit_line", "split_view"]
 def fit_line(fit: Efficiency) -> str:
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
-        f"products of {fit.rows_half:,.0f} rows), {fit.overhead_s * 1e6:,.0f} us per layer; "
+        f"products of {fit.rows_half:,.0f} rows), "
+        f"{fit.overhead_per_layer_s * 1e6:,.0f} us per layer; "
         f"from {safe_markup(fit.source)}"
     )
 
@@ -51,18 +52,18 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     reads = Table()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
-    reads.add_row("weights (experts woken included)", human_bytes(r.weights_bytes))
+    reads.add_row("weights (experts woken included)", human_bytes(r.weight_read_bytes))
     reads.add_row(f"KV cache at {count(r.ctx)} tokens ({r.kv_type})", human_bytes(r.kv_read_bytes))
-    if r.state_bytes:
-        reads.add_row("recurrent state (read + written)", human_bytes(r.state_bytes))
-    reads.add_row("[bold]total per step[/bold]", f"[bold]{human_bytes(r.step_bytes)}[/bold]")
+    if r.state_traffic_bytes:
+        reads.add_row("recurrent state (read + written)", human_bytes(r.state_traffic_bytes))
+    reads.add_row("[bold]total per step[/bold]", f"[bold]{human_bytes(r.step_read_bytes)}[/bold]")
 
     s = _summary()
     _kv(
         s,
         "ceiling",
         rate(r.ceiling_tok_s),
-        f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_bytes)} per step",
+        f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
     _kv(s, "estimate", rate(r.tok_s), f"{r.ms_per_token:,.1f} ms per step, {r.bound}-bound")
     _kv(
@@ -122,7 +123,7 @@ def split_view(sp: SplitInfo, what: str) -> Group:
         _kv(head, "host", "", safe_markup(sp.host))
     if sp.link:
         _kv(head, "link", "", safe_markup(sp.link))
-    if not sp.parts:
+    if len(sp.parts) < 2:
         return Group(head)
     t = Table(title=f"each device's part of {what}", title_justify="left")
     for col in ("device", "weights", "KV read", "time", ""):
@@ -144,7 +145,7 @@ def split_view(sp: SplitInfo, what: str) -> Group:
 def render_prefill(r: PrefillReport, console: Console) -> None:
     title = (
         f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"prefill of {count(r.prompt)} tokens"
+        f"prefill of {count(r.prompt_tokens)} tokens"
     )
     moe = r.expert_rows > 0
     chunks = Table()
@@ -175,8 +176,8 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     _kv(
         s,
         "computed",
-        f"{count(r.tokens)} tokens",
-        f"{len(r.chunks)} chunks of up to {count(r.ubatch)}",
+        f"{count(r.computed_tokens)} tokens",
+        f"{r.n_chunks} chunks of up to {count(r.ubatch)}",
     )
     _kv(s, "time to first token", seconds(r.ttft_s), "sum of the chunks")
     _kv(s, "prefill speed", rate(r.tok_s), "")

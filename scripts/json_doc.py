@@ -1,0 +1,685 @@
+"""docs/json.md: every command's `--json` keys, their types, units and meanings.
+
+`python scripts/json_doc.py` runs each command of COMMANDS with --json, lists the keys of its
+answer (recursively: `a.b` for a nested key, `a[].b` for a key of the objects of list `a`) and
+writes docs/json.md, taking each key's meaning from GLOSSARY. A key means one thing wherever it
+appears, so the glossary is by key name; OVERRIDES adds what a key means in one place where the
+place says more (the `flops` of one chunk).
+
+The page is the contract: tests/test_json_doc.py runs the same commands and fails when their
+keys (or the JSON type of a value) differ from what the page lists, so a key added or renamed
+without the page fails the suite. Regenerate the page, read the diff, commit both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "json.md"
+
+M = "rtx-4090"
+# command -> argv (after `tokenwalk`, before --json); every run must exit 0 or 1
+COMMANDS: dict[str, list[str]] = {
+    "size": ["size", "qwen3-0.6b"],
+    "kv": ["kv", "qwen3-0.6b", "--ctx", "8192"],
+    "models": ["models", "qwen3-0.6b"],
+    "machines": ["machines", M],
+    "decode": ["decode", "qwen3-0.6b", "-m", M, "--ctx", "4096"],
+    "prefill": ["prefill", "qwen3-0.6b", "-m", M, "--prompt", "1500", "--cached", "500"],
+    "budget": ["budget", "qwen3-0.6b", "-m", M, "--ctx", "8192"],
+    "trace": ["trace", "qwen3-0.6b", "-m", M, "--prompt", "1000", "--output", "20"],
+    "spec": ["spec", "qwen3-8b", "--draft", "qwen3-0.6b", "-m", M],
+    "calibrate": ["calibrate"],
+    "calibrate --from": [
+        "calibrate",
+        "--machine",
+        "apple-m1-max",
+        "--from",
+        "{bench}",
+        "--dry-run",
+    ],
+}
+
+# Objects whose keys are names from data (a group, a machine, a setting): one placeholder each.
+PLACEHOLDERS: dict[str, dict[str, str]] = {
+    "budget": {"settings": "<name>"},
+    "spec": {"budget.settings": "<name>"},
+    "calibrate": {
+        "factors": "<level>",
+        "factors.<level>": "<group>",
+        "group_fits": "<kind/backend>",
+        "machine_fits": "<machine>",
+    },
+}
+
+# One llama-bench run, as `llama-bench -o json` writes it (Llama 2 7B Q4_0 on an M1 Max).
+BENCH = [
+    {
+        "model_filename": "models/llama-2-7b.Q4_0.gguf",
+        "model_type": "llama 7B Q4_0",
+        "model_size": 3825065984,
+        "model_n_params": 6738415616,
+        "n_ubatch": 512,
+        "n_prompt": 512,
+        "n_gen": 0,
+        "n_depth": 0,
+        "avg_ts": 530.06,
+        "backends": "Metal,BLAS",
+    },
+    {
+        "model_filename": "models/llama-2-7b.Q4_0.gguf",
+        "model_type": "llama 7B Q4_0",
+        "model_size": 3825065984,
+        "model_n_params": 6738415616,
+        "n_ubatch": 512,
+        "n_prompt": 0,
+        "n_gen": 128,
+        "n_depth": 0,
+        "avg_ts": 61.19,
+        "backends": "Metal,BLAS",
+    },
+]
+
+INTRO = """\
+# JSON for scripts
+
+Every command takes `--json` and prints the same result object its table shows, as one JSON
+object on stdout (warnings go to stderr). This page lists every key of every command, checked
+against the real output by the test suite (`tests/test_json_doc.py`): a key that is added or
+renamed without this page fails the tests. Regenerate it with `python scripts/json_doc.py`.
+
+Conventions, the same in every command:
+
+- **A key means one thing everywhere.** `kv_bytes` is always the KV cache allocated, `cache_bytes`
+  always KV plus recurrent state, `overhead_s` always a pass's overhead time and
+  `overhead_per_layer_s` the fitted parameter behind it.
+- **Units are in the names**: `_bytes` bytes, `_s` seconds, `_tok_s` tokens per second, `_gbs`
+  decimal GB/s (1e9 bytes a second), `_tflops` 1e12 FLOP/s, `_pct` percent, `ctx` and `_tokens`
+  tokens. Bytes are decimal where printed in GB (1e9); memory capacities are read in the
+  vendor's unit (GiB) and given here in bytes.
+- **Bytes and parameter counts are integers** (rounded where they are expected values, as a
+  mixture of experts' share of weights read). Times, rates and ratios are floats.
+- **Counts start with `n_`** (`n_layers`, `n_chunks`, `n_rows`); a key without it that holds a
+  list holds the objects themselves (`chunks`, `phases`).
+- A path `a.b` is key `b` of the object under `a`; `a[].b` is key `b` of each object of the list
+  `a`; `<name>` stands for keys that are names from data (a setting, a machine, a fit group).
+- Types are JSON's: `int`, `float`, `str`, `bool`, `object`, `list[...]`; `| null` where the key
+  may be null. Keys are always present, null or not.
+
+Exit codes and errors are in the README: an error prints one line on stderr and no JSON.
+"""
+
+SECTION_NOTES: dict[str, str] = {
+    "size": "`tokenwalk size MODEL --json`: how big a model is ([size.md](size.md)).",
+    "kv": "`tokenwalk kv MODEL --json`: the memory a context takes ([kv.md](kv.md)).",
+    "models": "`tokenwalk models --json`: the model catalogue ([models.md](models.md)).",
+    "machines": "`tokenwalk machines --json`: the machine catalogue ([machines.md](machines.md)).",
+    "decode": "`tokenwalk decode MODEL -m MACHINE --json`: one decoding step "
+    "([decode.md](decode.md)). `fit` and `memory` are the objects described under "
+    "[Shared objects](#shared-objects).",
+    "prefill": "`tokenwalk prefill MODEL -m MACHINE --prompt N --json`: the prompt in chunks "
+    "([prefill.md](prefill.md)).",
+    "budget": "`tokenwalk budget MODEL... -m MACHINE --json`: does it fit "
+    "([budget.md](budget.md)).",
+    "trace": "`tokenwalk trace MODEL -m MACHINE --prompt N --json`: one request as a timeline "
+    "([trace.md](trace.md)).",
+    "spec": "`tokenwalk spec TARGET --draft DRAFT -m MACHINE --json`: speculative decoding "
+    "([spec.md](spec.md)). `budget` is the answer of `budget` for target and draft together.",
+    "calibrate": "`tokenwalk calibrate --json`: the refit of the shipped defaults "
+    "([calibrate.md](calibrate.md)).",
+    "calibrate --from": "`tokenwalk calibrate --machine M --from RUNS.json --json`: one "
+    "machine fitted to its llama-bench runs.",
+}
+
+# Objects that several commands share, documented once; a row whose type is `[name](#name)`
+# stands for every key of that object under its own key.
+SHARED = {"fit": ("decode", "fit"), "memory": ("decode", "memory")}
+LINKS = {
+    "decode": {"fit": "fit", "memory": "memory"},
+    "prefill": {"fit": "fit", "memory": "memory"},
+    "trace": {"memory": "memory"},
+    "spec": {"memory": "memory", "budget": "budget"},
+}
+
+B, S, T, TS = "bytes", "s", "tokens", "tok/s"
+# key -> (type where the output alone cannot tell it (a key that may be null), unit, meaning)
+GLOSSARY: dict[str, tuple[str | None, str, str]] = {
+    "model": (None, "", "model name: the file, repository or catalogue name it was loaded as"),
+    "architecture": ("str | null", "", "llama.cpp architecture (`general.architecture`)"),
+    "quant": (None, "", "quant preset, or the file's own label"),
+    "source": (
+        None,
+        "",
+        "where it comes from: for a model how it was read (gguf, config, "
+        "catalogue), for a catalogue entry its citation, for a fit what it was fitted on",
+    ),
+    "params": ("int | null", "parameters", "weights in all tensors"),
+    "active_params": (
+        "int | null",
+        "parameters",
+        "weights one decoded token multiplies (routed experts: those it wakes)",
+    ),
+    "n_tensors": (None, "tensors", "number of tensors"),
+    "n_layers": (
+        "int | null",
+        "layers",
+        "number of layers (without multi-token-prediction blocks)",
+    ),
+    "layer_counts": (None, "", "layers by kind"),
+    "full": (None, "layers", "full-attention layers"),
+    "sliding": (None, "layers", "sliding-window layers"),
+    "mla": (None, "layers", "multi-head latent attention layers"),
+    "recurrent": (None, "layers", "recurrent layers (Gated DeltaNet, Mamba2, short convolution)"),
+    "none": (None, "layers", "layers without attention"),
+    "moe": (None, "layers", "layers with a mixture-of-experts FFN"),
+    "dense": (None, "layers", "layers with a dense FFN"),
+    "mtp": (None, "", "multi-token-prediction blocks (size: layers; spec: drafting with them)"),
+    "file_bytes": (None, B, "size of the GGUF file (estimated when built from a config)"),
+    "file_bytes_exact": (None, "", "file_bytes comes from a real file"),
+    "tensor_bytes": (None, B, "tensor data"),
+    "header_bytes": (None, B, "GGUF header: metadata and tensor table"),
+    "data_present": (
+        "bool | null",
+        "",
+        "the file holds tensor data (false: header only; null: not a file)",
+    ),
+    "bits_per_weight": (None, "bits", "file bytes x 8 / parameters"),
+    "bits_per_weight_data": (None, "bits", "tensor bytes x 8 / parameters"),
+    "weight_read_bytes_per_token": (None, B, "weights one decoded token reads (no KV)"),
+    "flops_per_token": (None, "FLOP", "floating-point operations per token"),
+    "arithmetic_intensity": (None, "FLOP/byte", "FLOPs per byte read"),
+    "by_type": (None, "", "tensors by quant type, largest first"),
+    "type": (None, "", "ggml type (Q4_K, F32, ...)"),
+    "by_role": (None, "", "tensors by role, largest first"),
+    "role": (
+        None,
+        "",
+        "embedding, output, attention, linear, ffn, expert, shared_expert, router, norm, mtp",
+    ),
+    "fetched_bytes": (None, B, "header bytes read to answer (remote: downloaded)"),
+    "requests": (None, "", "HTTP requests made"),
+    "kv_type": (None, "", "KV cache type (f16, q8_0, ...)"),
+    "ctx": (None, T, "context: the total of all streams (llama.cpp -c)"),
+    "parallel": (None, "streams", "parallel sequences (llama.cpp -np)"),
+    "ubatch": (None, T, "micro-batch: tokens per prefill pass (llama.cpp -ub)"),
+    "max_ctx": ("int | null", T, "the model's trained context (n_ctx_train; 0 or null: unknown)"),
+    "kv_bytes_per_token": (
+        None,
+        B,
+        "KV one cached token takes in the layers whose cache grows "
+        "with the context (full attention, MLA)",
+    ),
+    "sliding_kv_bytes_per_token": (
+        None,
+        B,
+        "KV one cached token takes in the sliding-window layers, until their window is full",
+    ),
+    "state_bytes": (None, B, "recurrent state (fixed, independent of the context)"),
+    "kv_bytes": (None, B, "KV cache allocated at the context, all streams (no recurrent state)"),
+    "cache_bytes": (None, B, "KV cache + recurrent state"),
+    "kinds": (None, "", "the cache by layer kind"),
+    "attention": (None, "", "layer kind: full, sliding, mla, recurrent"),
+    "cells": (None, "cells", "cells held per stream (0 for recurrent)"),
+    "window": (None, T, "sliding window (0: none)"),
+    "window_cells_naive": (None, "cells", "min(ctx, window): what a window-only estimate says"),
+    "every_layer_kv_bytes_per_token": (
+        None,
+        B,
+        "KV per token if every decoding layer kept a cache like its widest attention layer",
+    ),
+    "sweep": (None, "", "the same model at other contexts"),
+    "warnings": ("list[str]", "", "warnings (also printed on stderr)"),
+    "models": (None, "", "the models, one object each"),
+    "slug": (None, "", "catalogue name (what --machine and model arguments take)"),
+    "name": (None, "", "display name"),
+    "model_type": (None, "", "Hugging Face `model_type` of the config"),
+    "q4_k_m_bytes": ("int | null", B, "file size at Q4_K_M"),
+    "error": ("str | null", "", "why tokenwalk cannot model this entry (null: it can)"),
+    "machines": (None, "", "the machines, one object each"),
+    "kind": (None, "", "machine kind: igpu, apple, gpu, datacenter, cpu, sbc"),
+    "backend": (None, "", "engine backend: metal, cuda, rocm, vulkan, cpu, ..."),
+    "memory_bytes": ("int | null", B, "memory capacity (converted from memory_unit)"),
+    "memory_gb": ("float | null", "GB", "the same capacity in decimal GB"),
+    "memory_unit": (None, "", "what the entry's figure means: GiB or GB"),
+    "bandwidth_gbs": ("float | null", "GB/s", "memory bandwidth, spec sheet"),
+    "fp16_tflops": ("float | null", "TFLOPS", "dense FP16 rate of the GPU"),
+    "fp16_kind": ("str | null", "", "matrix (tensor cores, WMMA, XMX) or vector"),
+    "cpu_tflops": ("float | null", "TFLOPS", "FP32 SIMD rate of the CPU cores"),
+    "tflops": ("float | null", "TFLOPS", "the rate the backend computes at (null: unknown)"),
+    "load_gbs": ("float | null", "GB/s", "rate of a cold load: file bytes / seconds"),
+    "lacks": ("list[str]", "", "what the entry does not give: memory, bandwidth, compute"),
+    "eff_bw": (None, "share", "fitted share of the spec-sheet bandwidth a pass reaches"),
+    "eff_compute": (None, "share", "fitted share of the compute rate a large product reaches"),
+    "overhead_per_layer_s": (None, S, "fitted fixed cost per layer and pass"),
+    "rows_half": (None, "rows", "rows at which a matrix product reaches half of eff_compute"),
+    "fit_source": (None, "", "where the fit comes from: the machine's own, its group, global"),
+    "machine": (None, "", "machine slug"),
+    "machine_name": (None, "", "machine display name"),
+    "fit": (None, "", "the timing model's fitted efficiencies on this machine"),
+    "ceiling_tok_s": (None, TS, "bandwidth ceiling per stream: bandwidth / step_read_bytes"),
+    "tok_s": (None, TS, "estimated speed"),
+    "aggregate_tok_s": (None, TS, "all streams together"),
+    "aggregate_ceiling_tok_s": (None, TS, "bandwidth ceiling of all streams together"),
+    "ms_per_token": (None, "ms", "one step, per stream"),
+    "step_read_bytes": (None, B, "bytes a decode step reads: weights + KV + state, all streams"),
+    "read_bytes_per_token": (None, B, "step_read_bytes / parallel"),
+    "weight_read_bytes": (None, B, "weights a pass reads (routed experts: those woken)"),
+    "kv_read_bytes": (None, B, "KV cells a pass reads, all streams"),
+    "state_traffic_bytes": (None, B, "recurrent state read and written by a pass, all streams"),
+    "memory_s": (None, S, "memory term of a pass: bytes / (bandwidth x eff_bw)"),
+    "compute_s": (
+        None,
+        S,
+        "compute term of a pass: (FLOPs + rows_half x row FLOPs) / (rate x eff_compute)",
+    ),
+    "expert_s": (None, S, "routed-expert products' share of compute_s"),
+    "overhead_s": (None, S, "overhead term of a pass: layers x overhead_per_layer_s"),
+    "bound": (
+        None,
+        "",
+        "which term sets the time: memory, compute, or experts (compute, "
+        "mostly routed-expert products)",
+    ),
+    "bandwidth_used_gbs": (None, "GB/s", "bytes per step / step time: what the estimate implies"),
+    "machine_balance": ("float | null", "FLOP/byte", "compute rate / bandwidth (null: no rate)"),
+    "reading_tok_s": ("list[float]", TS, "silent reading speed, low and high"),
+    "vs_reading": (None, "", "faster than reading, about reading speed, slower than reading"),
+    "fits": (
+        "bool | null",
+        "",
+        "the model(s) and their KV fit in memory (timing commands: "
+        "null when the machine has no memory size)",
+    ),
+    "memory": ("object | null", "", "the memory accounting behind `fits` (null: no memory size)"),
+    "needed_bytes": (None, B, "weights + KV + recurrent state + compute buffers"),
+    "free_bytes": (
+        None,
+        B,
+        "room left: capacity - system - what is needed, capped by the "
+        "GPU's limit; negative when it does not fit",
+    ),
+    "capacity_bytes": (None, B, "the machine's memory"),
+    "system_bytes": (None, B, "memory held by the system and other apps"),
+    "note": (None, "", "one line saying whether it fits"),
+    "prompt_tokens": (None, T, "prompt length"),
+    "cached_tokens": (None, T, "prompt tokens reused from a prefix cache"),
+    "computed_tokens": (None, T, "prompt tokens computed: prompt_tokens - cached_tokens"),
+    "output_tokens": (None, T, "tokens written"),
+    "ttft_s": (None, S, "time to first token"),
+    "flops": (None, "FLOP", "floating-point operations"),
+    "attention_flops": (None, "FLOP", "attention's share of the FLOPs"),
+    "attention_share": (None, "share", "attention FLOPs / all FLOPs"),
+    "compute_bound_chunks": (None, "chunks", "chunks bound by compute"),
+    "memory_bound_chunks": (None, "chunks", "chunks bound by memory"),
+    "experts_bound_chunks": (None, "chunks", "chunks bound by routed-expert products"),
+    "expert_rows": (None, T, "mean tokens a woken routed expert multiplies (0: dense model)"),
+    "n_chunks": (None, "chunks", "number of prefill chunks"),
+    "chunks": (None, "", "the prefill chunks, in order"),
+    "index": (None, "", "position, from 0"),
+    "tokens": (None, T, "tokens the chunk computes"),
+    "time_s": (None, S, "time of the pass: max(memory_s, compute_s) + overhead_s"),
+    "gpu_limit_bytes": (
+        "int | null",
+        B,
+        "what the GPU may hold, where less than the memory "
+        "(a Mac's Metal working set, --gpu-limit); null: all of it",
+    ),
+    "gpu_limit_note": (None, "", "where that limit comes from"),
+    "weights_bytes": (None, B, "weights held in memory (tensor data)"),
+    "buffers_bytes": (None, B, "compute buffers: ubatch x (n_vocab + 2 x n_embd) x 4"),
+    "used_bytes": (None, B, "weights + KV + recurrent state + buffers"),
+    "verdict": (None, "", "fits with room, tight, does not fit"),
+    "max_fit_ctx": (None, T, "largest context that fits (0: not even the weights fit)"),
+    "default_ctx": (None, T, "what a runtime reserves by default (the trained context)"),
+    "default_cache_bytes": (None, B, "KV + recurrent state at default_ctx"),
+    "settings": (None, "", "runtime settings that apply the context that fits"),
+    "<name>": (None, "", "an Ollama environment variable, or `llama.cpp`: its flags"),
+    "hints": ("list[str]", "", "what to try when not even the weights fit"),
+    "cold": (None, "", "the weights are loaded from disk first (--cold)"),
+    "restore_kv": (None, "", "the cached prefix is restored from disk (--restore-kv)"),
+    "phases": (None, "", "the request's phases, in order"),
+    "start_s": (None, S, "when the phase starts"),
+    "duration_s": (None, S, "how long it takes (0: an instant)"),
+    "detail": (None, "", "what happens, in words"),
+    "data_bytes": (None, B, "what the phase loads, restores, stores or reads (0: none counted)"),
+    "load_s": (None, S, "cold load (0 without --cold)"),
+    "prefill_s": (None, S, "prefill, all chunks"),
+    "decode_s": (None, S, "all decode steps after the first token"),
+    "total_s": (None, S, "the whole request"),
+    "kv_stored_bytes": (None, B, "KV the prompt filled (contents, not the allocation)"),
+    "decode_step_read_bytes": (None, B, "bytes the first decode step reads"),
+    "decode_step_s": (None, S, "the first decode step"),
+    "decode_tok_s": (None, TS, "decode steps / decode_s"),
+    "disk_read_gbs": (None, "GB/s", "the disk's read speed (assumed when unknown)"),
+    "disk_read_assumed": (None, "", "no disk speed for this machine: an NVMe SSD assumed"),
+    "load_from": (None, "", "where load_gbs comes from"),
+    "load_assumed": (None, "", "no load rate for this machine: an NVMe SSD assumed"),
+    "target": (None, "", "target model name"),
+    "draft": (None, "", "draft model name"),
+    "alpha": (None, "share", "acceptance rate of a draft token"),
+    "gamma": (None, T, "draft tokens per round"),
+    "tokens_per_round": (None, T, "expected tokens per round: (1 - a^(g+1)) / (1 - a)"),
+    "draft_step_s": (None, S, "one draft step"),
+    "verify_s": (None, S, "the target's verify pass of gamma + 1 tokens"),
+    "target_step_s": (None, S, "one decode step of the target"),
+    "round_s": (None, S, "gamma x draft_step_s + verify_s"),
+    "baseline_tok_s": (None, TS, "the target decoding alone"),
+    "speedup": (None, "x", "speculative tok/s / baseline tok/s"),
+    "pays": (None, "", "speedup > 1"),
+    "break_even_alpha": (
+        "float | null",
+        "share",
+        "acceptance rate at which speculation matches plain decoding (null: never)",
+    ),
+    "experts_per_token": (None, "experts", "experts one token wakes per layer (0: dense)"),
+    "experts_total": (None, "experts", "routed experts per layer"),
+    "experts_woken_per_layer": (
+        None,
+        "experts",
+        "expected distinct experts the verify pass wakes per layer",
+    ),
+    "verify_over_step": (None, "x", "verify pass time / decode step time"),
+    "best_gamma": (None, T, "draft length with the best speedup at alpha"),
+    "table": (None, "", "speedups over alpha x gamma"),
+    "best": (None, "", "the best gamma of its alpha"),
+    "observed_speedup": ("float | null", "x", "--observed-speedup"),
+    "observed_alpha": ("float | null", "share", "acceptance rate that reproduces it"),
+    "budget": ("object | null", "", "target and draft loaded together (null: no memory size)"),
+    "fitted": (None, "", "date of the fit (ISO 8601)"),
+    "rows_used": (None, "rows", "benchmark rows fitted"),
+    "rows_excluded": (None, "rows", "benchmark rows left out"),
+    "global_fit": (None, "", "the global parameters"),
+    "factors": (None, "", "multiplicative factors on the global parameters, by level and group"),
+    "<level>": (None, "", "a level of the fit: vendor, backend, kind, kind/backend"),
+    "<group>": (None, "", "a group of that level (nvidia, cuda, gpu, gpu/cuda, ...)"),
+    "group_fits": (None, "", "composed parameters of every kind/backend benchmarked"),
+    "<kind/backend>": (None, "", "a kind/backend group"),
+    "machine_fits": (None, "", "parameters of every benchmarked machine"),
+    "<machine>": (None, "", "a machine slug"),
+    "n_rows": (None, "rows", "rows behind it"),
+    "n_machines": (None, "machines", "machines behind it"),
+    "errors": (None, "", "prediction error"),
+    "in_sample": (None, "", "of the fit on the rows it was fitted on"),
+    "naive": (None, "", "of the naive roofline (100% of bandwidth and compute, no overhead)"),
+    "decode": (None, "", "decode rows"),
+    "prefill": (None, "", "prefill rows"),
+    "median_pct": ("float | null", "%", "median of |predicted / measured - 1|"),
+    "p90_pct": ("float | null", "%", "90th percentile of |predicted / measured - 1|"),
+    "signed_median_pct": ("float | null", "%", "median of predicted / measured - 1"),
+    "used": ("list[str]", "", "labels of the rows fitted"),
+    "excluded": ("list[str]", "", "rows left out, with the reason"),
+    "n_runs": (None, "runs", "llama-bench runs fitted"),
+    "before": (None, "", "the machine's parameters before"),
+    "after": (None, "", "the fitted parameters (what is stored)"),
+    "error_before": (None, "", "error with the parameters before"),
+    "error_after": (None, "", "error with the fitted parameters"),
+    "predictions": (None, "", "per run: measured and predicted speeds"),
+    "test": (None, "", "the run: model, quant, pp/tg test"),
+    "measured_tok_s": (None, TS, "what llama-bench measured"),
+    "before_tok_s": (None, TS, "predicted with the parameters before"),
+    "after_tok_s": (None, TS, "predicted with the fitted parameters"),
+}
+
+FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
+
+# (section, path) -> (unit, meaning) where the place adds to the key's meaning
+OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("prefill", "tok_s"): (TS, "computed_tokens / ttft_s"),
+    ("prefill", "flops"): ("FLOP", "all chunks"),
+    ("prefill", "expert_rows"): (
+        T,
+        "mean tokens a woken routed expert multiplies in a full chunk (0: dense model)",
+    ),
+    ("prefill", "chunks[].flops"): ("FLOP", "the chunk's"),
+    ("prefill", "chunks[].ctx"): (T, "tokens already in the cache when the chunk starts"),
+    ("spec", "tok_s"): (TS, "with speculation: tokens_per_round / round_s"),
+    ("spec", "ctx"): (T, "context the rounds run at (one stream)"),
+    ("spec", "table[].tok_s"): (TS, "with speculation at this alpha and gamma"),
+    ("decode", "tok_s"): (TS, "per stream: 1 / step time"),
+    ("memory", "ctx"): (T, "context reserved, all streams"),
+    ("memory", "fits"): ("", "needed_bytes fit in the room"),
+    ("budget", "fits"): ("", "free_bytes >= 0"),
+    ("budget", "models[].kv_bytes"): (B, "KV cache allocated at ctx (no recurrent state)"),
+    ("budget", "models[].weights_bytes"): (B, "this model's weights"),
+    ("trace", "phases[].name"): ("", "the phase, in words"),
+    ("size", "by_type[].n_tensors"): ("tensors", "tensors of this type"),
+    ("size", "by_type[].params"): ("parameters", "weights of this type"),
+    ("size", "by_type[].tensor_bytes"): (B, "tensor data of this type"),
+    ("size", "by_role[].n_tensors"): ("tensors", "tensors of this role"),
+    ("size", "by_role[].params"): ("parameters", "weights of this role"),
+    ("size", "by_role[].tensor_bytes"): (B, "tensor data of this role"),
+    ("kv", "kinds[].n_layers"): ("layers", "layers of this kind"),
+    ("kv", "kinds[].kv_bytes_per_token"): (
+        B,
+        "KV one cached token takes in these layers (0 for recurrent)",
+    ),
+    ("kv", "kinds[].cache_bytes"): (
+        B,
+        "KV (recurrent: the state) these layers hold at ctx, all streams",
+    ),
+    ("kv", "sweep[].ctx"): (T, "context of this row"),
+    ("size", "by_role[].weight_read_bytes_per_token"): (
+        B,
+        "what a decoded token reads of this role",
+    ),
+    ("calibrate --from", "machine"): ("", "machine slug the fit is for"),
+    ("machines", "machines[].source"): ("", "first word of the entry's source (a URL)"),
+}
+
+# -- running and flattening --------------------------------------------------------------------
+
+
+def run_json(argv: list[str]) -> Any:
+    """Run `tokenwalk ARGV --json` in-process; its stdout parsed (exit code 0 or 1)."""
+    from tokenwalk.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Path(tmp) / "bench.json"
+        bench.write_text(json.dumps(BENCH), encoding="utf-8")
+        args = [a.replace("{bench}", str(bench)) for a in argv] + ["--json"]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(args)
+    if code not in (0, 1):
+        raise RuntimeError(f"tokenwalk {' '.join(args)} exited {code}: {err.getvalue()}")
+    return json.loads(out.getvalue())
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, dict):
+        return "object"
+    items = {json_type(v) for v in value}
+    return f"list[{items.pop()}]" if len(items) == 1 else "list"
+
+
+def flatten(obj: Any, placeholders: dict[str, str] | None = None) -> Iterator[tuple[str, Any]]:
+    """(path, value) of every key, nested ones included; keys of objects named in
+    `placeholders` (by their path) become the placeholder."""
+    placeholders = placeholders or {}
+
+    def walk(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                key = placeholders.get(prefix, k)
+                path = f"{prefix}.{key}" if prefix else key
+                yield path, v
+                yield from walk(v, path)
+        elif isinstance(value, list):
+            for v in value:
+                yield from walk(v, prefix + "[]")
+
+    yield from walk(obj, "")
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+CELL = re.compile(r"(?<!\\)\|")  # a column border: a pipe not escaped as \|
+HEAD = re.compile(r"^## (?P<name>.+)$")
+SUB = re.compile(r"^### (?P<name>.+)$")
+LINK = re.compile(r"^\[(?P<name>[^\]]+)\]\(#[^)]+\)( \| null)?$")
+
+
+def parse_page(text: str) -> dict[str, list[tuple[str, str]]]:
+    """Section (a command, or a shared object) -> [(path, type)] as the page lists them."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current = None
+    for line in text.splitlines():
+        head = HEAD.match(line) or SUB.match(line)
+        if head:
+            current = head["name"].strip("`")
+            continue
+        if line.startswith("| `") and current is not None:
+            cells = [c.strip().replace("\\|", "|") for c in CELL.split(line)[1:-1]]
+            sections.setdefault(current, []).append((cells[0].strip("`"), cells[1]))
+    return sections
+
+
+def documented(sections: dict[str, list[tuple[str, str]]], name: str) -> dict[str, str]:
+    """path -> type for section `name`, rows that link to another section expanded in place."""
+    out: dict[str, str] = {}
+    for path, typ in sections.get(name, []):
+        link = LINK.match(typ)
+        if link:
+            out[path] = "object | null" if typ.endswith("| null") else "object"
+            for sub, subtype in documented(sections, link["name"]).items():
+                out[f"{path}.{sub}"] = subtype
+        else:
+            out[path] = typ
+    return out
+
+
+def type_ok(documented_type: str, value: Any) -> bool:
+    """Is `value` of the JSON type the page gives (`int`, `float | null`, `list[str]`, ...)?"""
+    actual = json_type(value)
+    allowed = {t.strip() for t in documented_type.split("|")}
+    if actual in allowed:
+        return True
+    if actual.startswith("list") and any(t.startswith("list") for t in allowed):
+        return not value  # an empty list is a list of anything
+    return False
+
+
+def compare(doc: dict[str, str], actual: list[tuple[str, Any]]) -> list[str]:
+    """What differs between the keys a page documents and a real answer (empty: none)."""
+    problems = []
+    patterns = {p: re.compile(re.sub(r"<[^>]+>", "[^.]+", re.escape(p))) for p in doc}
+    matched: set[str] = set()
+    for path, value in actual:
+        hits = [p for p, rx in patterns.items() if rx.fullmatch(path)]
+        if not hits:
+            problems.append(f"`{path}` is in the output but not documented")
+            continue
+        matched.update(hits)
+        if not any(type_ok(doc[h], value) for h in hits):
+            problems.append(f"`{path}` is {json_type(value)}, documented {doc[hits[0]]}")
+    problems += [f"`{p}` is documented but not in the output" for p in doc if p not in matched]
+    return problems
+
+
+# -- writing the page --------------------------------------------------------------------------
+
+
+def _entry(section: str, path: str) -> tuple[str, str]:
+    leaf = path.rsplit(".", 1)[-1].removesuffix("[]")
+    if (section, path) in OVERRIDES:
+        return OVERRIDES[(section, path)]
+    if path.startswith("factors.<level>.<group>.") and leaf in FIT_PARAMS:
+        return "x", f"factor on the global {leaf}"
+    if leaf not in GLOSSARY:
+        raise SystemExit(f"{section}: no meaning for key `{path}`: add `{leaf}` to GLOSSARY")
+    _, unit, meaning = GLOSSARY[leaf]
+    return unit, meaning
+
+
+def _type(path: str, values: list[Any]) -> str:
+    leaf = path.rsplit(".", 1)[-1]
+    given = GLOSSARY.get(leaf, (None, "", ""))[0]
+    if given:
+        return given
+    kinds = {json_type(v) for v in values}
+    if len(kinds) > 1 and "list" in kinds:
+        kinds.discard("list")  # an empty list next to lists of something
+    if len(kinds) != 1:
+        raise SystemExit(f"`{path}` has values of types {sorted(kinds)}: give its type in GLOSSARY")
+    return kinds.pop()
+
+
+def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> list[str]:
+    lines = ["| key | type | unit | meaning |", "|---|---|---|---|"]
+    skip: list[str] = []
+    for path, values in rows.items():
+        if any(path.startswith(s + ".") for s in skip):
+            continue
+        unit, meaning = _entry(section, path)
+        meaning = meaning.replace("|", "\\|")
+        if path in links:
+            target = links[path]
+            given = GLOSSARY.get(path, (None, "", ""))[0] or ""
+            nullable = " \\| null" if "null" in given else ""
+            lines.append(f"| `{path}` | [{target}](#{target}){nullable} | | {meaning} |")
+            skip.append(path)
+            continue
+        typ = _type(path, values).replace("|", "\\|")
+        lines.append(f"| `{path}` | {typ} | {unit} | {meaning} |")
+    return lines
+
+
+def _rows(obj: Any, section: str) -> dict[str, list[Any]]:
+    rows: dict[str, list[Any]] = {}
+    for path, value in flatten(obj, PLACEHOLDERS.get(section)):
+        rows.setdefault(path, []).append(value)
+    return rows
+
+
+def build_page() -> str:
+    answers = {name: run_json(argv) for name, argv in COMMANDS.items()}
+    parts = [INTRO]
+    for name in COMMANDS:
+        parts += [f"## `{name}`", "", SECTION_NOTES[name], ""]
+        parts += _table(name, _rows(answers[name], name), LINKS.get(name, {}))
+        parts.append("")
+    parts += ["## Shared objects", ""]
+    for obj, (command, key) in SHARED.items():
+        sub = answers[command][key]
+        parts += [f"### {obj}", "", f"`{key}` in the timing commands.", ""]
+        parts += _table(obj, _rows(sub, obj), {})
+        parts.append("")
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="exit 1 if docs/json.md is out of date")
+    args = ap.parse_args()
+    page = build_page()
+    if args.check:
+        same = PAGE.exists() and PAGE.read_text(encoding="utf-8") == page
+        print("docs/json.md: " + ("current" if same else "out of date"))
+        return 0 if same else 1
+    PAGE.write_text(page, encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
