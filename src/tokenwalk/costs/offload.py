@@ -448,7 +448,7 @@ def fit_auto(
     offload: Offload,
     margin: int = FIT_MARGIN_BYTES,
 ) -> Placement:
-    """llama.cpp's `--fit`: keep `margin` free on every GPU (the host must hold the rest).
+    """llama.cpp's `--fit`: keep `margin` free on every GPU (the host's RAM is not checked).
 
     1. everything on the GPUs if it fits; 2. an unset context shrinks, down to FIT_MIN_CTX;
     3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
@@ -474,7 +474,8 @@ def fit_auto(
             op_offload=offload.op_offload,
             load_mtp=offload.load_mtp,
         )
-        return all(m.free_bytes >= (margin if m.role == "gpu" else 0) for m in mem)
+        # --fit measures the cards only (the host's RAM is not its concern; mmap pages in)
+        return all(m.free_bytes >= margin for m in mem if m.role == "gpu")
 
     full = place(model, offload, shares, ctx=c0)
     if ok(full):
@@ -764,7 +765,7 @@ def system_pass(
             t, m, c, o = copy_s + tg + tc, mg + mc, cg + cc, og + oc
             part_link = copy_s
             bound = "link" if copy_s > tg + tc else bg
-            how = f"copied over the link ({streamed / 1e9:.2f} GB), multiplied on the GPU"
+            how = "weights copied over the link, multiplied on the GPU"
         mem_s, comp_s, over_s, link_s = mem_s + m, comp_s + c, over_s + o, link_s + part_link
         parts.append(
             DevicePart(

@@ -59,18 +59,23 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     reads.add_row("[bold]total per step[/bold]", f"[bold]{human_bytes(r.step_read_bytes)}[/bold]")
 
     s = _summary()
+    split = r.split is not None and len(r.split.parts) > 1
     _kv(
         s,
         "ceiling",
         rate(r.ceiling_tok_s),
-        f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
+        "every device reading its bytes at its full bandwidth, one after another"
+        if split
+        else f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
     _kv(s, "estimate", rate(r.tok_s), f"{r.ms_per_token:,.1f} ms per step, {r.bound}-bound")
     _kv(
         s,
         "  memory",
         seconds(r.memory_s),
-        f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
+        "each device's bytes at its own bandwidth (below)"
+        if split
+        else f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
     )
     if r.tflops:
         rates = f"({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
