@@ -284,3 +284,19 @@ def test_op_offload_makes_long_prompts_link_bound_and_ubatch_matters(oss120):
         ubatch=4096,
     )
     assert off.tok_s < big.tok_s
+
+
+def test_four_rtx_4090_layer_and_tensor_split_as_published():
+    # llama.cpp #19378, 4 x RTX 4090, gpt-oss-120B: tg128 180 (layer) and 180 (tensor);
+    # pp512 5446 with --split-mode tensor
+    model = load_model("gpt-oss-120b", None).model
+    sysm = system("4xrtx-4090")
+    layer = plan(model, sysm, Offload(), ctx=4096)
+    tensor = plan(model, sysm, Offload(split_mode="tensor"), ctx=4096)
+    assert [d for d in layer.placement.layer_device if d >= 0] == sorted(
+        d for d in layer.placement.layer_device if d >= 0
+    )
+    assert len(set(layer.placement.layer_device)) == 4
+    assert within(split_decode_report(layer, ctx=128).tok_s, 180.0)
+    assert within(split_decode_report(tensor, ctx=128).tok_s, 180.0)
+    assert within(split_prefill_report(tensor, prompt=512).tok_s, 5446.0)

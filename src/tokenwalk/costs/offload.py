@@ -81,8 +81,9 @@ FIT_MARGIN_BYTES = 1024 * MIB  # llama.cpp --fit-target default, per device
 FIT_MIN_CTX = 4096  # llama.cpp --fit-ctx default
 OP_OFFLOAD_MIN_BATCH = 32  # GGML_OP_OFFLOAD_MIN_BATCH default (ggml-cuda.cu, ggml-metal)
 # One all-reduce of a small tensor across cards (NCCL over PCIe): derived from llama.cpp #19378,
-# 4 x RTX 4090, gpt-oss-120b tg128 at 180 t/s with --split-mode tensor and layer alike.
-ALLREDUCE_LATENCY_S = 50e-6
+# 4 x RTX 4090, gpt-oss-120b tg128 at 180 t/s with --split-mode tensor: 5.5 ms a token, of which
+# the cards' reads and per-layer overheads take about 3.7 ms, leaves 1.8 ms for 72 all-reduces.
+ALLREDUCE_LATENCY_S = 25e-6
 # A block whose only work on the CPU is its routed experts pays a fixed cost there (the hidden
 # state copied out and back with a stream sync each way, the CPU threads woken for the expert
 # ops) instead of the CPU fit's per-layer overhead, which covers a whole block: derived from the
