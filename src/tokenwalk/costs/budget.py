@@ -5,10 +5,14 @@
 where a GPU may hold less than that (a Mac's Metal working set), capacity - system is capped at
 the GPU's limit.
 
-Compute buffers follow what llama.cpp reserves for one micro-batch: the logits of `ubatch`
-tokens in f32 (ubatch x n_vocab x 4 bytes) plus activations of about 2 x n_embd f32 values per
-token (checked with `llama-fit-params -v`: 514.5 MiB for gemma-3-270m, 311 MiB for a Qwen2 7B at
-ubatch 512).
+Compute buffers follow what llama.cpp reserves for one micro-batch: the larger of the logits
+stage, ubatch x (n_vocab + 2 x n_embd) x 4 bytes, and the largest layer's live activations plus
+the f16 KQ mask (MoE: 3 x n_ff_exp x k + n_embd x k per token; MLA: the absorbed path over all
+heads; `offload.compute_buffer_bytes`). Checked with `llama-fit-params -v`: 514.5 MiB for
+gemma-3-270m, 311 MiB for a Qwen2 7B, 204.01 MiB for a Mixtral-shaped file at ubatch 512
+(tests/data/fit_params.md).
+
+A discrete card and its host are counted device by device in `costs.split`.
 
 The same accounting answers every timing command's "does it fit" (`memory_fit`): a speed is
 only reached when the weights and the KV are in the machine's memory.
@@ -68,13 +72,16 @@ ROOM_FRACTION = 0.125
 F32 = 4
 
 
-def compute_buffer_bytes(model: Model, ubatch: int = 512) -> int:
-    """Compute buffers for one micro-batch on one pool: ubatch x max(n_vocab + 2 x n_embd,
-    the largest layer's live activations) x 4 bytes (`offload.activation_floats`: MoE and MLA
-    layers can need more than the logits)."""
+def compute_buffer_bytes(model: Model, ubatch: int = 512, ctx: int = 0) -> int:
+    """Compute buffers for one micro-batch on one pool: the larger of the logits, ubatch x
+    (n_vocab + 2 x n_embd) x 4 bytes, and the largest layer's live activations plus the KQ mask
+    at `ctx` (`offload.compute_buffer_bytes`: MoE and MLA layers can need more than the
+    logits)."""
+    from tokenwalk.costs.kv import context_cells
     from tokenwalk.costs.offload import compute_buffer_bytes as device_buffer
 
-    return device_buffer(model, ubatch, list(model.decoding_layers), head=True)
+    cells = context_cells(ctx) if ctx else 0
+    return device_buffer(model, ubatch, list(model.decoding_layers), head=True, ctx_cells=cells)
 
 
 def loaded_weight_bytes(model: Model, load_mtp: bool = False) -> int:
@@ -98,7 +105,7 @@ def model_memory_bytes(
         loaded_weight_bytes(model, load_mtp),
         kv_bytes(model, ctx, kv_type, parallel, ubatch),
         state_bytes(model, parallel),
-        compute_buffer_bytes(model, ubatch),
+        compute_buffer_bytes(model, ubatch, ctx),
     )
 
 

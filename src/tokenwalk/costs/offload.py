@@ -256,7 +256,7 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
     """f32 values per micro-batch token live at a layer's peak: the residual stream and the
     normed input (2 x n_embd) plus the larger of
 
-        attention: MLA absorbed path over all heads, n_head x (kv_lora_rank + rope + kv_lora_rank)
+        attention: MLA absorbed path over all heads, n_head x (3 kv_lora_rank + rope)
         FFN:       dense 3 x n_ff (gate, up, activated);
                    MoE 3 x n_ff_exp x k + n_embd x k (weighted expert outputs before the sum)
                    + 3 x n_ff_shexp x shared experts
@@ -265,8 +265,10 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
     spec = model.spec
     attn = 0.0
     if layer.attention is Attention.MLA:
+        # absorbed path: q_nope x wk_b (kv_lora_rank), q with rope (kv_lora_rank + rope), and
+        # the attention output in the latent (kv_lora_rank), over all heads
         n_head = spec.n_head[layer.index]
-        attn = n_head * (layer.k_width + spec.kv_lora_rank)
+        attn = n_head * (2 * spec.kv_lora_rank + layer.k_width)
     ffn = 0.0
     if layer.ffn is Ffn.DENSE:
         ffn = 3.0 * layer.n_ff
@@ -292,13 +294,22 @@ def compute_buffer_bytes(
     *,
     head: bool,
     experts: bool = True,
+    ctx_cells: int = 0,
 ) -> int:
-    """One device's compute buffer: ubatch x max(layer peak over `layers`, logits if the head
-    runs there) x 4 bytes. Buffers are reused from layer to layer, so the peak counts once."""
+    """One device's compute buffer, the larger of
+
+        layer peak: ubatch x max over `layers` of activation_floats x 4
+                    + the KQ mask while attention runs, ctx_cells x ubatch x 2 (f16)
+        head:       ubatch x (n_vocab + 2 n_embd) x 4, if the output head runs there
+
+    Buffers are reused from layer to layer, so the peak counts once. Checked with
+    `llama-fit-params -v` (tests/data/fit_params.md): Mixtral-shaped 204.01 MiB at ubatch 512
+    and -c 4096, 816.05 MiB at ubatch 2048, 928.05 MiB at ubatch 2048 and -c 32768."""
     peak = max((activation_floats(model, x, experts=experts) for x in layers), default=0.0)
-    if head:
-        peak = max(peak, logits_floats(model))
-    return int(ubatch * peak * F32)
+    attends = any(x.has_kv for x in layers)
+    layer_bytes = ubatch * peak * F32 + (ctx_cells * ubatch * 2 if attends and layers else 0)
+    head_bytes = ubatch * logits_floats(model) * F32 if head else 0.0
+    return int(max(layer_bytes, head_bytes))
 
 
 def mask_bytes(ctx_cells: int, ubatch: int) -> int:
@@ -394,7 +405,9 @@ def device_memory(
         k = HOST if i == nd else i
         is_host = k == HOST
         head = placement.output_device == k
-        buf = compute_buffer_bytes(model, ubatch, layers_at[k], head=head)
+        buf = compute_buffer_bytes(
+            model, ubatch, layers_at[k], head=head, ctx_cells=0 if k == HOST else cells
+        )
         if is_host:
             expert_only = [x for x in model.decoding_layers if x.index in placement.experts_host]
             buf = max(
