@@ -285,7 +285,7 @@ def resolve_system(spec: SystemSpec) -> System:
     if host.kind not in ("cpu", "sbc"):
         raise InputError(
             f"--host '{host.slug}' is a {host.kind}, not a CPU: a host is a catalogue entry of "
-            "kind cpu (`tokenwalk machines --kind cpu`)"
+            "kind cpu (`tokenwalk machines cpu` lists them)"
         )
     if not host.memory_bytes:
         raise InputError(f"host '{host.slug}' has no memory size; give --host-memory GiB")
