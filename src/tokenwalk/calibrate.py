@@ -320,20 +320,12 @@ class DefaultsFit(BaseModel):
     excluded: list[str]
 
 
-# The fit's parameter names as results and files spell them (the unit in the name).
-_KEY = {"overhead_s": "overhead_per_layer_s"}
-
-
-def _key(param: str) -> str:
-    return _KEY.get(param, param)
-
-
 def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | int]:
     p = Params.from_x(x)
     d: dict[str, float | int] = {
         "eff_bw": round(p.eff_bw, 4),
         "eff_compute": round(p.eff_compute, 4),
-        "overhead_per_layer_s": float(f"{p.overhead_s:.3g}"),
+        "overhead_per_layer_s": float(f"{p.overhead_per_layer_s:.3g}"),
         "rows_half": float(f"{p.rows_half:.3g}"),
     }
     if rows is not None:
@@ -343,7 +335,7 @@ def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | in
 
 def _factor_dict(off: np.ndarray, rows: int, machines: int) -> dict[str, float | int]:
     f = np.exp(off)
-    d: dict[str, float | int] = {_key(k): float(f"{v:.4g}") for k, v in zip(PARAMS, f, strict=True)}
+    d: dict[str, float | int] = {k: float(f"{v:.4g}") for k, v in zip(PARAMS, f, strict=True)}
     d["n_rows"] = rows
     d["n_machines"] = machines
     return d
@@ -422,7 +414,7 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "loss": f"huber(ln predicted/measured / {HUBER_DELTA}) + sum over offsets of "
         "(offset / prior width of its level)^2",
         "prior_width": {
-            k: {_key(p): w for p, w in zip(PARAMS, v, strict=True)} for k, v in PRIOR_SIGMA.items()
+            k: {p: w for p, w in zip(PARAMS, v, strict=True)} for k, v in PRIOR_SIGMA.items()
         },
         "rows_used": fit.rows_used,
         "rows_excluded": fit.rows_excluded,

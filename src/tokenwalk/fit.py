@@ -2,7 +2,8 @@
 
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
 row FLOPs R = sum F_i / rows_i, and layers L of each, from `tokenwalk.costs.timing.pass_work`).
-For parameters x = (ln eff_bw, ln eff_compute, ln overhead_s, ln rows_half) the prediction is
+For parameters x = (ln eff_bw, ln eff_compute, ln overhead_per_layer_s, ln rows_half) the
+prediction is
 
     tok/s = tokens / sum over passes of
             [max(B / (BW e_bw), (F + rows_half x R) / (FLOPS e_c)) + L x overhead]
@@ -49,7 +50,7 @@ __all__ = [
     "fit_offset",
 ]
 
-PARAMS = ("eff_bw", "eff_compute", "overhead_s", "rows_half")
+PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 LEVELS = ("vendor", "backend", "kind", "kind/backend", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
@@ -91,7 +92,7 @@ class Observation:
 class Params:
     eff_bw: float
     eff_compute: float
-    overhead_s: float
+    overhead_per_layer_s: float
     rows_half: float
 
     @classmethod
@@ -101,7 +102,12 @@ class Params:
 
     def to_x(self) -> np.ndarray:
         return np.log(
-            [self.eff_bw, self.eff_compute, max(self.overhead_s, 1e-8), max(self.rows_half, 0.5)]
+            [
+                self.eff_bw,
+                self.eff_compute,
+                max(self.overhead_per_layer_s, 1e-8),
+                max(self.rows_half, 0.5),
+            ]
         )
 
 
