@@ -115,3 +115,24 @@ def test_trace_and_spec_take_the_system(capsys):
     )
     r = json.loads(out)
     assert r["budget"]["devices"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "row"),
+    [
+        (["-m", "rtx-5080", "--gpu-layers", "32"], "`--gpu-layers 32`"),
+        (["-m", "rtx-5080", "--cpu-moe"], "`--cpu-moe`"),
+        (["-m", "rtx-5080", "--gpu-layers", "auto"], "`--gpu-layers auto`"),
+        (["-m", "rtx-5080+rtx-5060-ti-16gb"], "`rtx-5080+rtx-5060-ti-16gb`"),
+    ],
+)
+def test_the_side_by_side_table_of_docs_offload_is_current(capsys, flags, row):
+    """docs/offload.md sums up its four decode outputs in a table written by hand."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "offload.md").read_text(encoding="utf-8")
+    line = next(x for x in page.splitlines() if x.startswith(f"| {row}"))
+    shown = float(line.split("|")[4].split()[0])
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *flags, "--ctx", "4096", "--json")
+    assert code == 0
+    assert json.loads(out)["tok_s"] == pytest.approx(shown, rel=0.01)
