@@ -184,7 +184,14 @@ class System(BaseModel):
 
     @property
     def slug(self) -> str:
-        return "+".join(d.slug for d in self.devices)
+        """The cards as `--machine` takes them: runs of one card counted ('2xrtx-3090')."""
+        parts: list[list] = []
+        for d in self.devices:
+            if parts and parts[-1][0] == d.slug:
+                parts[-1][1] += 1
+            else:
+                parts.append([d.slug, 1])
+        return "+".join(f"{n}x{slug}" if n > 1 else slug for slug, n in parts)
 
     @property
     def name(self) -> str:
