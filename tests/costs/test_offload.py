@@ -223,19 +223,21 @@ def test_auto_is_slower_than_a_card_that_holds_it_and_cpu_moe_beats_layers(qwen3
     auto = split_decode_report(plan(qwen36, s16, Offload(auto=True), ctx=None), ctx=4096)
     whole = split_decode_report(plan(qwen36, s32, Offload(), ctx=4096), ctx=4096)
     assert auto.tok_s < whole.tok_s
-    # plain layer offload: the most whole layers the card holds (--fit on a dense model)
+    # plain layer offload: the most whole layers the card holds with budget's default context
+    # of 16,384 tokens (--fit on a dense model); at 4,096 tokens one more layer fits and the two
+    # come within a few percent of each other (docs/offload.md)
     best_ngl = 0
     for n in range(qwen36.spec.n_layer_all + 2):
-        setup = plan(qwen36, s16, Offload(gpu_layers=n), ctx=4096)
-        if split_budget_report([qwen36], s16, Offload(gpu_layers=n), ctx=4096).fits:
+        if split_budget_report([qwen36], s16, Offload(gpu_layers=n), ctx=16384).fits:
             best_ngl = n
         else:
             break
-    layers = split_decode_report(plan(qwen36, s16, Offload(gpu_layers=best_ngl), ctx=4096))
-    moe = split_decode_report(plan(qwen36, s16, Offload(cpu_moe=True), ctx=4096))
+    layers = split_decode_report(
+        plan(qwen36, s16, Offload(gpu_layers=best_ngl), ctx=16384), ctx=4096
+    )
+    moe = split_decode_report(plan(qwen36, s16, Offload(cpu_moe=True), ctx=16384), ctx=4096)
     assert 0 < best_ngl < qwen36.spec.n_layer_all
-    assert moe.tok_s > layers.tok_s
-    assert setup is not None
+    assert moe.tok_s > 1.05 * layers.tok_s
 
 
 def test_split_text_reads_like_ollama_ps():
