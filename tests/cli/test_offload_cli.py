@@ -136,3 +136,12 @@ def test_the_side_by_side_table_of_docs_offload_is_current(capsys, flags, row):
     code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *flags, "--ctx", "4096", "--json")
     assert code == 0
     assert json.loads(out)["tok_s"] == pytest.approx(shown, rel=0.01)
+
+
+def test_a_dense_draft_beside_an_moe_target_takes_cpu_moe(capsys):
+    code, out, _ = run(
+        capsys, "budget", "qwen3.6-35b-a3b", "qwen3-0.6b", "-m", "rtx-5080", "--cpu-moe", "--json"
+    )
+    assert code == 0
+    host = json.loads(out)["devices"][-1]
+    assert host["role"] == "host" and host["expert_layers"] == 40

@@ -124,12 +124,15 @@ def plan(
     kv_type: str = "f16",
     parallel: int = 1,
     ubatch: int = 512,
+    strict: bool = True,
 ) -> Setup:
     """Place `model` on `system` as llama.cpp would for `offload` (auto: `--fit`). `ctx` None
-    is an unset context: `--fit` may shrink it; otherwise the trained context is reserved."""
+    is an unset context: `--fit` may shrink it; otherwise the trained context is reserved.
+    `strict` refuses expert flags for a model without experts (a dense draft loaded beside a
+    mixture of experts just has none to move)."""
     if system.host is None:
         raise InputError("placement flags need a discrete card and its host")
-    if offload.n_cpu_moe or offload.cpu_moe:
+    if strict and (offload.n_cpu_moe or offload.cpu_moe):
         if not model.is_moe:
             raise InputError(
                 f"{model.name} has no routed experts: --cpu-moe and --n-cpu-moe keep experts in RAM"
@@ -222,7 +225,16 @@ def _devices_at(
     ubatch: int,
 ) -> tuple[list[DeviceMemory], list[Setup]]:
     setups = [
-        plan(m, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch)
+        plan(
+            m,
+            system,
+            offload,
+            ctx=ctx,
+            kv_type=kv_type,
+            parallel=parallel,
+            ubatch=ubatch,
+            strict=len(models) == 1,
+        )
         for m in models
     ]
     return _sum_devices([_memory(s, kv_type, parallel, ubatch) for s in setups]), setups
