@@ -186,12 +186,9 @@ def test_a_discrete_card_gets_the_default_host_and_a_pcie_link():
 
 
 def test_unified_machines_stay_one_pool():
-    for name in ("m3-max", "gb10", "strix-halo"):
-        try:
-            sysm = system(name)
-        except InputError:
-            continue
-        assert sysm.unified
+    for name in ("m3-max", "gb10", "strix-halo", "jetson-orin", "radeon-860m", "epyc-genoa"):
+        sysm = system(name)
+        assert sysm.unified and sysm.host is None, name
 
 
 def test_bad_systems_are_refused():
