@@ -48,6 +48,9 @@ COMMANDS: dict[str, list[str]] = {
         "{bench}",
         "--dry-run",
     ],
+    # what probe detects depends on the machine it runs on: the page shows it on recorded
+    # sources (an AMD workstation, tests/probe/fixtures), with a real, small measurement
+    "probe": ["probe", "--memory-budget", "0.15", "--repeats", "2"],
 }
 
 # Objects whose keys are names from data (a group, a machine, a setting): one placeholder each.
@@ -139,6 +142,10 @@ SECTION_NOTES: dict[str, str] = {
     "([calibrate.md](calibrate.md)).",
     "calibrate --from": "`tokenwalk calibrate --machine M --from RUNS.json --json`: one "
     "machine fitted to its llama-bench runs.",
+    "probe": "`tokenwalk probe --json`: this machine, described, measured and written as a "
+    "machine entry ([probe.md](probe.md)). Shown here on the recorded sources of an AMD "
+    "workstation (`tests/probe/fixtures`): an RX 7900 XTX that fits a catalogue entry, so "
+    "`entry` is that GPU's; a CPU machine's entry has the keys of a `cpu` machine instead.",
 }
 
 # Objects that several commands share, documented once; a row whose type is `[name](#name)`
@@ -428,12 +435,86 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "measured_tok_s": (None, TS, "what llama-bench measured"),
     "before_tok_s": (None, TS, "predicted with the parameters before"),
     "after_tok_s": (None, TS, "predicted with the fitted parameters"),
+    # probe
+    "detected": (None, "", "what was found on the machine"),
+    "os": (None, "", "operating system and kernel release"),
+    "cpu": (None, "", "the CPU"),
+    "vendor": ("str | null", "", "who made it, as the source names it"),
+    "arch": (None, "", "instruction set architecture (x86_64, arm64, ...)"),
+    "n_cores": ("int | null", "cores", "physical cores"),
+    "n_threads": ("int | null", "threads", "logical CPUs (hardware threads)"),
+    "n_usable_threads": (None, "threads", "CPUs this process may run on (affinity mask)"),
+    "simd": (
+        None,
+        "",
+        "SIMD and matrix features llama.cpp's CPU kernels use: avx2, avx512, avx512_vnni, "
+        "avx512_bf16, avx_vnni, amx, amx_int8, amx_bf16, f16c, fma, neon, dotprod, i8mm, sve, "
+        "sve2, sme, bf16",
+    ),
+    "l3_bytes": ("int | null", B, "the last-level cache"),
+    "total_bytes": ("int | null", B, "RAM the OS reports (MemTotal, hw.memsize)"),
+    "available_bytes": ("int | null", B, "RAM available now (MemAvailable; null: not told)"),
+    "dram_type": ("str | null", "", "DRAM type (DDR5, LPDDR5, ...) where the OS tells"),
+    "speed_mts": ("int | null", "MT/s", "configured DRAM speed where the OS tells"),
+    "n_modules": ("int | null", "modules", "populated memory modules where the OS tells"),
+    "gpus": (None, "", "GPUs of GPU makers, from the best source for each"),
+    "n_gpu_cores": ("int | null", "cores", "GPU cores (Apple)"),
+    "driver": ("str | null", "", "driver name or version"),
+    "bus_id": ("str | null", "", "PCI address"),
+    "backend_reason": (None, "", "why that backend, and the SIMD its CPU kernels use"),
+    "notes": (None, "", "what each detection source said"),
+    "status": (None, "", "found, absent (not installed, not on this OS) or failed"),
+    "cpu_match": ("object | null", "", "the catalogue CPU machine the CPU's name fits"),
+    "gpu_match": ("object | null", "", "the catalogue machine the first GPU fits"),
+    "reason": (None, "", "how it was matched: the catalogue key and the checks it passed"),
+    "measured": ("object | null", "", "the measurement (null with --no-measure)"),
+    "memory_budget_bytes": (None, B, "the most the measurement holds at once"),
+    "buffer_bytes": (None, B, "the buffer streamed to measure read bandwidth"),
+    "buffer_note": (None, "", "why the bandwidth may read high (empty: no reason)"),
+    "gemm_size": (None, "", "n of the n x n float32 matrices multiplied"),
+    "n_repeats": (None, "repeats", "timed repeats of each figure"),
+    "read_gbs_1t": (None, "GB/s", "read bandwidth, 1 thread"),
+    "read_gbs_all": (None, "GB/s", "read bandwidth, every usable thread"),
+    "gemm_gflops_1t": (None, "GFLOP/s", "f32 GEMM rate, 1 thread"),
+    "gemm_gflops_all": (None, "GFLOP/s", "f32 GEMM rate, every usable thread"),
+    "min": (None, "", "smallest of the repeats, in the figure's unit"),
+    "median": (None, "", "median of the repeats"),
+    "max": (None, "", "largest of the repeats"),
+    "samples": (None, "", "every repeat"),
+    "gemm_note": (None, "", "how the GEMM rate relates to llama.cpp's kernels"),
+    "blas": (None, "", "the BLAS numpy uses"),
+    "loadavg_before": ("list[float] | null", "", "1, 5, 15 minute load averages before"),
+    "loadavg_after": ("list[float] | null", "", "the same after"),
+    "elapsed_s": (None, S, "how long the measurement took"),
+    "entry": (
+        "object | null",
+        "",
+        "the machine entry --write stores, keys as in a machine file (null with --no-measure)",
+    ),
+    "fp16_vector_tflops": ("float | null", "TFLOPS", "FP16 rate of the shader ALUs"),
+    "cpu_bandwidth_gbs": ("float | null", "GB/s", "the CPU's read bandwidth, measured"),
+    "written_to": ("str | null", "", "the machine file written (null: not written)"),
 }
 
 FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("probe", "detected.memory"): ("", "the RAM"),
+    ("probe", "detected.cpu.name"): ("", "the CPU's model name"),
+    ("probe", "detected.gpus[].memory_bytes"): (
+        B,
+        "the GPU's own memory as its driver reports it (null: shared with the CPU, or not told)",
+    ),
+    ("probe", "detected.notes[].detail"): ("", "what the source said, or why it is absent"),
+    ("probe", "detected.notes[].source"): ("", "the library, tool or file asked"),
+    ("probe", "detected.backend"): ("", "the llama.cpp backend a build for this machine runs"),
+    ("probe", "entry.memory_gb"): ("GiB", "capacity as the machine file holds it (memory_unit)"),
+    ("probe", "entry.bandwidth_gbs"): (
+        "GB/s",
+        "a cpu entry: the measured read bandwidth at every thread; a GPU's: its spec sheet",
+    ),
+    ("probe", "entry.cpu_tflops"): ("TFLOPS", "the measured f32 GEMM rate at every thread"),
     ("prefill", "tok_s"): (TS, "computed_tokens / ttft_s"),
     ("prefill", "flops"): ("FLOP", "all chunks"),
     ("prefill", "expert_rows"): (
@@ -479,11 +560,48 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
 # -- running and flattening --------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def recorded_machine() -> Iterator[None]:
+    """`tokenwalk probe` sees the AMD workstation of tests/probe/fixtures instead of this
+    machine: its /proc and /sys files, its lspci and dmidecode output, no vendor library."""
+    import shutil
+
+    import tokenwalk.probe as probe
+    from tokenwalk.probe.detect import detect_machine
+
+    fixtures = ROOT / "tests" / "probe" / "fixtures"
+    tools = {"lspci": "lspci-amd-workstation.txt", "dmidecode": "dmidecode-memory.txt"}
+
+    def run(argv: list[str]) -> tuple[str | None, str]:
+        if argv[0] in tools:
+            return (fixtures / tools[argv[0]]).read_text(encoding="utf-8"), ""
+        return None, "not found on the PATH"
+
+    def no_library(name: str) -> Any:
+        raise ImportError(name)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "root"
+        shutil.copytree(fixtures / "sysfs-amd-workstation", root)
+        (root / "proc").mkdir()
+        shutil.copy(fixtures / "cpuinfo-xeon-2vcpu.txt", root / "proc" / "cpuinfo")
+        shutil.copy(fixtures / "meminfo-24g.txt", root / "proc" / "meminfo")
+        real = probe.detect_machine
+        probe.detect_machine = lambda: detect_machine(  # type: ignore[assignment]
+            root, run=run, importer=no_library, system="Linux"
+        )
+        try:
+            yield
+        finally:
+            probe.detect_machine = real
+
+
 def run_json(argv: list[str]) -> Any:
     """Run `tokenwalk ARGV --json` in-process; its stdout parsed (exit code 0 or 1)."""
     from tokenwalk.cli import main
 
-    with tempfile.TemporaryDirectory() as tmp:
+    recorded = recorded_machine() if argv[0] == "probe" else contextlib.nullcontext()
+    with tempfile.TemporaryDirectory() as tmp, recorded:
         bench = Path(tmp) / "bench.json"
         bench.write_text(json.dumps(BENCH), encoding="utf-8")
         args = [a.replace("{bench}", str(bench)) for a in argv] + ["--json"]

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Measure this machine's sustained read bandwidth and f32 GEMM rate with numpy; print JSON.
 
+The measuring code is tokenwalk's own (`tokenwalk.probe.measure`, which `tokenwalk probe` runs);
+this script runs it at chosen sizes and thread counts and records the host beside it.
+
 The two numbers a CPU timing model needs, measured the way a user would with numpy alone:
 
 - **Read bandwidth** (GB/s, decimal: 1 GB = 1e9 bytes): a streaming sum over a float64 buffer
@@ -31,125 +34,32 @@ import argparse
 import json
 import os
 import platform
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-GB = 1e9
-GIB = 1 << 30
+from tokenwalk.probe.measure import (  # noqa: F401  (GIB and loadavg: cpu_ground_truth.py)
+    GB,
+    GIB,
+    blas_info,
+    gemm_gflops_threads,
+    loadavg,
+    read_bandwidth_gbs,
+    usable_cpus,
+)
+from tokenwalk.probe.measure import summary as _summary
+
 _ENV_PREFIXES = ("OPENBLAS", "OMP_", "MKL_", "GOTO", "BLIS_", "NVPL_", "KMP_", "NUMEXPR_")
 
 
 def summary(samples: Sequence[float]) -> dict[str, Any]:
     """min / median / max of `samples`, rounded to 0.1, with the samples themselves."""
-    return {
-        "min": round(min(samples), 1),
-        "median": round(statistics.median(samples), 1),
-        "max": round(max(samples), 1),
-        "samples": [round(s, 2) for s in samples],
-    }
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity mask), else os.cpu_count()."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def read_bandwidth_gbs(buffer_bytes: int, threads: int, repeats: int) -> list[float]:
-    """Sustained read bandwidth in GB/s, one value per repeat.
-
-    bandwidth_gbs = buffer_bytes / t / 1e9, where t is the wall time of one streaming sum over
-    the whole buffer split into `threads` contiguous chunks, each summed on its own thread.
-    The buffer is written once before timing so that its pages exist and none is a shared
-    zero page; one untimed pass warms the thread pool.
-    """
-    n = buffer_bytes // 8
-    buf = np.empty(n, dtype=np.float64)
-    buf.fill(1.0)
-    bounds = np.linspace(0, n, threads + 1).astype(np.int64)
-    chunks = [buf[bounds[i] : bounds[i + 1]] for i in range(threads)]
-    out: list[float] = []
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for i in range(repeats + 1):
-            t0 = time.perf_counter()
-            total = sum(pool.map(np.sum, chunks))
-            dt = time.perf_counter() - t0
-            if total != n:  # keeps the sums from being skipped and checks them
-                raise RuntimeError(f"streaming sum returned {total}, expected {n}")
-            if i:
-                out.append(buf.nbytes / dt / GB)
-    del chunks, buf
-    return out
-
-
-def gemm_gflops(n: int, repeats: int) -> list[float]:
-    """float32 n x n matrix product rate in GFLOP/s (2 n^3 / t / 1e9), one value per repeat,
-    with the BLAS thread count the caller set; one untimed product first."""
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
-    c = np.empty((n, n), dtype=np.float32)
-    out: list[float] = []
-    for i in range(repeats + 1):
-        t0 = time.perf_counter()
-        np.matmul(a, b, out=c)
-        dt = time.perf_counter() - t0
-        if i:
-            out.append(2.0 * n**3 / dt / GB)
-    return out
-
-
-def _gemm_in_child(n: int, threads: int, repeats: int) -> list[float]:
-    """`gemm_gflops` in a fresh interpreter whose BLAS is limited by environment variables."""
-    env = dict(os.environ)
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-        env[var] = str(threads)
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import measure_host as m; "
-        "print(json.dumps(m.gemm_gflops(int(sys.argv[2]), int(sys.argv[3]))))"
-    )
-    here = str(Path(__file__).resolve().parent)
-    res = subprocess.run(
-        [sys.executable, "-c", code, here, str(n), str(repeats)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return [float(x) for x in json.loads(res.stdout)]
-
-
-def gemm_gflops_threads(n: int, threads: int, repeats: int) -> list[float]:
-    """`gemm_gflops` with the BLAS limited to `threads` threads."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return _gemm_in_child(n, threads, repeats)
-    with threadpool_limits(limits=threads, user_api="blas"):
-        return gemm_gflops(n, repeats)
-
-
-def blas_info() -> list[dict[str, Any]]:
-    """threadpoolctl.threadpool_info() (the BLAS and OpenMP libraries loaded), or, without
-    threadpoolctl, numpy's build configuration of its BLAS."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        cfg = np.show_config(mode="dicts") if hasattr(np, "show_config") else None
-        deps = (cfg or {}).get("Build Dependencies", {}) if isinstance(cfg, dict) else {}
-        return [{"source": "numpy.show_config", "blas": deps.get("blas", {})}]
-    return threadpool_info()
+    return _summary(samples).model_dump()
 
 
 def _read(path: Path) -> str | None:
@@ -193,14 +103,6 @@ def mem_total_bytes() -> int | None:
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
     return None
-
-
-def loadavg() -> list[float] | None:
-    """The 1, 5 and 15 minute load averages."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
 
 
 def measure(

@@ -139,7 +139,7 @@ class MachineEntry(_Entry):
     # the PCIe link: a card's own interface, or a host's slot for the card (generation, lanes)
     pcie_gen: int | None = Field(default=None, ge=1, le=7)
     pcie_lanes: int | None = Field(default=None, ge=1, le=32)
-    unified_memory: bool = False  # a GPU that shares one memory with its CPU (GB10, Jetson)
+    unified_memory: bool | None = None  # true: a GPU sharing one memory with its CPU (GB10)
 
     @model_validator(mode="after")
     def _fp16_kind_given(self) -> MachineEntry:

@@ -429,7 +429,7 @@ def resolve_machine(
             load_source=entry.load_source,
             pcie_gen=entry.pcie_gen,
             pcie_lanes=entry.pcie_lanes,
-            unified_memory=entry.unified_memory,
+            unified_memory=bool(entry.unified_memory),
             fit=fit,
         )
         _check_numbers(machine.bandwidth_gbs, machine.tflops, None)

@@ -1,6 +1,13 @@
 """Command-line interface: parse -> resolve -> compute -> render; no arithmetic here."""
 
-from tokenwalk.cli import machines_cmd, models_cmd, plan_cmd, size_cmd, time_cmd  # noqa: F401  (command registration)
+from tokenwalk.cli import (  # noqa: F401  (command registration)
+    machines_cmd,
+    models_cmd,
+    plan_cmd,
+    probe_cmd,
+    size_cmd,
+    time_cmd,
+)
 from tokenwalk.cli.app import _add_exit_codes, app, main, run
 
 _add_exit_codes()  # every command registered: each --help gets its exit codes

@@ -209,6 +209,27 @@ def calibrate(
             show_default=False,
         ),
     ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            help="Your llama-bench executable: tokenwalk runs it on --model (pp512, pp128, "
+            "tg128, -o json) and fits what it measures.",
+            show_default=False,
+        ),
+    ] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option("--threads", help="With --run: llama-bench -t N.", min=1, show_default=False),
+    ] = None,
+    save: Annotated[
+        str | None,
+        typer.Option(
+            "--save",
+            help="With --run: also keep llama-bench's JSON in this file.",
+            show_default=False,
+        ),
+    ] = None,
     tflops: TflopsOpt = None,
     machines_file: MachinesFileOpt = None,
     write_defaults: Annotated[
@@ -222,9 +243,23 @@ def calibrate(
 ) -> None:
     """Fit the timing model's efficiencies. Without --from: refit the shipped defaults from the
     published runs (printed; --write-defaults stores them). With --machine and --from: fit one
-    machine from your own llama-bench runs and store it in your machine file."""
+    machine from your own llama-bench runs and store it in your machine file. With --machine,
+    --run PATH/llama-bench and --model F.gguf: run llama-bench first, then fit the same way."""
     from tokenwalk.errors import InputError
 
+    if run is not None:
+        if from_file is not None:
+            raise InputError(
+                "give --run (run llama-bench now) or --from (its saved JSON), not both"
+            )
+        if machine is None or model is None:
+            raise InputError("--run needs --machine NAME and --model FILE.gguf (the model to run)")
+        if write_defaults:
+            raise InputError("--write-defaults refits the shipped defaults; it does not take --run")
+        _calibrate_run(machine, run, model, threads, save, tflops, machines_file, dry_run, json)
+        return
+    if threads is not None or save is not None:
+        raise InputError("--threads and --save go with --run PATH/llama-bench")
     if from_file is None:
         if machine is not None or model is not None:
             raise InputError("--machine and --model go with --from FILE (your llama-bench runs)")
@@ -259,6 +294,37 @@ def _refit_defaults(write: bool, json: bool) -> None:
     render_defaults(fit, stdout_console(), written=write)
 
 
+def _calibrate_run(
+    name: str,
+    exe: str,
+    model_ref: str,
+    threads: int | None,
+    save: str | None,
+    tflops: float | None,
+    machines_file: str | None,
+    dry_run: bool,
+    json: bool,
+) -> None:
+    """Run the user's llama-bench on `model_ref`, then fit as `--from` does."""
+    import tempfile
+
+    from tokenwalk.probe.bench import bench_command, run_llama_bench
+
+    cmd = bench_command(exe, model_ref, threads)
+    if not json:
+        from tokenwalk.cli.app import _line
+
+        sys.stderr.write(f"tokenwalk: running {_line(' '.join(cmd))}\n")
+    text = run_llama_bench(cmd)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "llama-bench.json"
+        path.write_text(text, encoding="utf-8")
+        note = f"tokenwalk calibrate --run {Path(exe).name} on {Path(model_ref).name}"
+        _calibrate_one(name, str(path), model_ref, tflops, machines_file, dry_run, json, note)
+    if save:  # only once the fit has worked: nothing is written on failure
+        Path(save).write_text(text, encoding="utf-8")
+
+
 def _calibrate_one(
     name: str,
     from_file: str,
@@ -267,6 +333,7 @@ def _calibrate_one(
     machines_file: str | None,
     dry_run: bool,
     json: bool,
+    note: str | None = None,
 ) -> None:
     from tokenwalk.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
     from tokenwalk.machine import resolve_machine, user_machines_path
@@ -282,7 +349,9 @@ def _calibrate_one(
     result = calibrate_machine(m, runs, model)
     target = Path(machines_file) if machines_file else user_machines_path()
     if not dry_run:
-        note = f"tokenwalk calibrate --from {Path(from_file).name} ({result.n_runs} runs)"
+        note = (note or f"tokenwalk calibrate --from {Path(from_file).name}") + (
+            f" ({result.n_runs} runs)"
+        )
         write_machine_fit(target, m.slug, result, note)
     if json:
         emit_json(result)
