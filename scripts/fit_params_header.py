@@ -5,7 +5,7 @@ llama.cpp's `llama-fit-params -v`, which then reports the compute buffer it woul
     llama-fit-params -m OUT.gguf -c 4096 -ub 512 -v 2>&1 | grep "compute buffer"
 
 The metadata carries what llama.cpp needs to build the graph (ARCH: llama, qwen3moe,
-deepseek2); the tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the
+deepseek2, qwen35moe); the tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the
 one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
 """
 
@@ -27,7 +27,7 @@ w.add_context_length(s.n_ctx_train)
 w.add_embedding_length(s.n_embd)
 w.add_feed_forward_length(max(s.n_ff) if max(s.n_ff) else s.n_ff_exp)
 w.add_head_count(s.n_head[0])
-w.add_head_count_kv(1 if arch == "deepseek2" else s.n_head_kv[0])
+w.add_head_count_kv(1 if arch == "deepseek2" else max(s.n_head_kv))
 w.add_layer_norm_rms_eps(1e-5)
 w.add_rope_freq_base(1e6)
 if s.n_expert:
@@ -51,6 +51,19 @@ if arch == "deepseek2":
 elif arch != "llama":
     w.add_key_length(s.head_k)
     w.add_value_length(s.head_v)
+if arch in ("qwen35moe", "qwen35"):
+    w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
+    w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
+    w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
+    w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
+    w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
+    w.add_uint32(f"{arch}.full_attention_interval", 4)
+    w.add_uint32(f"{arch}.rope.dimension_count", s.n_rot or 64)
+    w.add_array(f"{arch}.rope.dimension_sections", [11, 11, 10, 0])
+    if s.n_nextn:
+        w.add_uint32(f"{arch}.nextn_predict_layers", s.n_nextn)
+    if s.n_ff_shexp:
+        w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
 w.add_tokenizer_model("gpt2")
 w.add_token_list([f"t{i}" for i in range(s.n_vocab)])
 w.add_token_types([1] * s.n_vocab)

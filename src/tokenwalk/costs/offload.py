@@ -283,15 +283,14 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
 
 def logits_floats(model: Model) -> float:
     """f32 values per micro-batch token when the head runs: n_vocab logits + 2 x n_embd (a CLI
-    or llama-bench reserves logits for every token of the micro-batch); a mixture of experts
-    with shared experts still holds n_embd x (k + shared) of the last layer's expert outputs
-    then (DeepSeek-V2-Lite: 240.26 MiB at ubatch 512 where the logits alone give 208; a
-    Qwen3-MoE without shared experts shows none; tests/data/fit_params.md)."""
+    or llama-bench reserves logits for every token of the micro-batch); DeepSeek2's graph still
+    holds n_embd x (k + shared experts) of the last layer's expert outputs then (DeepSeek-V2-Lite:
+    240.26 MiB at ubatch 512 where the logits alone give 208; Qwen3-MoE and Qwen3.6, the latter
+    with a shared expert, show none; tests/data/fit_params.md)."""
     spec = model.spec
     out = spec.n_vocab + 2.0 * spec.n_embd
-    shared = spec.n_expert_shared or (1 if spec.n_ff_shexp else 0)
-    if spec.n_expert and shared:
-        out += spec.n_embd * (spec.n_expert_used + shared)
+    if spec.arch == "deepseek2" and spec.n_expert:
+        out += spec.n_embd * (spec.n_expert_used + spec.n_expert_shared)
     return out
 
 
