@@ -5,8 +5,8 @@ llama.cpp's `llama-fit-params -v`, which then reports the compute buffer it woul
     llama-fit-params -m OUT.gguf -c 4096 -ub 512 -v 2>&1 | grep "compute buffer"
 
 The metadata carries what llama.cpp needs to build the graph (ARCH: llama, qwen3moe,
-deepseek2, qwen35moe); the tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the
-one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
+deepseek2, qwen35moe); the tokenizer is n_vocab placeholder tokens and one merge; the tensor
+table is the one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
 """
 
 import os
