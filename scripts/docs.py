@@ -42,6 +42,7 @@ def run_command(cmd: str) -> str:
     if not argv or argv[0] != "tokenwalk":
         raise SystemExit(f"docs can only run tokenwalk commands, not: {cmd}")
     os.environ["COLUMNS"] = WIDTH
+    os.environ["HF_HUB_OFFLINE"] = "1"  # outputs must not depend on the network
     os.environ.pop("FORCE_COLOR", None)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

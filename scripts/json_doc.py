@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import sys
 import tempfile
@@ -39,6 +40,13 @@ COMMANDS: dict[str, list[str]] = {
     "budget": ["budget", "qwen3-0.6b", "-m", M, "--ctx", "8192"],
     "trace": ["trace", "qwen3-0.6b", "-m", M, "--prompt", "1000", "--output", "20"],
     "spec": ["spec", "qwen3-8b", "--draft", "qwen3-0.6b", "-m", M],
+    "tokens": [
+        "tokens",
+        "tests/fixtures/vocab/ggml-vocab-phi-3.gguf",
+        "--chat",
+        "docs/examples/clinical-chat.json",
+    ],
+    "trace --chat": ["trace", "qwen3-0.6b", "-m", M, "--chat", "docs/examples/clinical-chat.json"],
     "calibrate": ["calibrate"],
     "calibrate --from": [
         "calibrate",
@@ -138,6 +146,10 @@ SECTION_NOTES: dict[str, str] = {
     "([trace.md](trace.md)).",
     "spec": "`tokenwalk spec TARGET --draft DRAFT -m MACHINE --json`: speculative decoding "
     "([spec.md](spec.md)). `budget` is the answer of `budget` for target and draft together.",
+    "tokens": "`tokenwalk tokens MODEL FILE --json` (or `--chat FILE`): a text or a "
+    "conversation counted with the model's tokenizer ([prompts.md](prompts.md)).",
+    "trace --chat": "`tokenwalk trace MODEL -m MACHINE --chat FILE --json`, for a conversation "
+    "of several calls: each call and the session ([prompts.md](prompts.md)).",
     "calibrate": "`tokenwalk calibrate --json`: the refit of the shipped defaults "
     "([calibrate.md](calibrate.md)).",
     "calibrate --from": "`tokenwalk calibrate --machine M --from RUNS.json --json`: one "
@@ -155,6 +167,7 @@ LINKS = {
     "decode": {"fit": "fit", "memory": "memory"},
     "prefill": {"fit": "fit", "memory": "memory"},
     "trace": {"memory": "memory"},
+    "trace --chat": {"memory": "memory"},
     "spec": {"memory": "memory", "budget": "budget"},
 }
 
@@ -402,6 +415,25 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "observed_speedup": ("float | null", "x", "--observed-speedup"),
     "observed_alpha": ("float | null", "share", "acceptance rate that reproduces it"),
     "budget": ("object | null", "", "target and draft loaded together (null: no memory size)"),
+    "input": (None, "", "the file read (`-`: stdin)"),
+    "input_kind": (None, "", "text (sent as is) or chat (rendered with the chat template)"),
+    "counted_with": (None, "", "gguf (the header's vocabulary), tokenizer.json, or estimate"),
+    "tokenizer": (None, "", "what counted, in words (an estimate says why)"),
+    "exact": (None, "", "false: an estimate, or a pre-tokenizer tokenwalk does not know"),
+    "template_tokens": (None, T, "of prompt_tokens, those of the chat template (BOS included)"),
+    "text_tokens": (None, T, "of prompt_tokens, those of the text: prompt - template"),
+    "n_chars": (None, "characters", "characters of the text sent"),
+    "n_words": (None, "words", "words (runs of non-space) of the text sent"),
+    "tokens_per_word": (None, "tokens", "prompt_tokens / n_words"),
+    "tokens_per_char": (None, "tokens", "prompt_tokens / n_chars"),
+    "n_messages": (None, "messages", "messages sent"),
+    "calls": (None, "", "the calls of the conversation, in order"),
+    "tokenize_s": (None, S, "measured: rendering the template and tokenizing"),
+    "gap_s": (None, S, "idle time between calls (--gap)"),
+    "keep_alive_s": ("float | null", S, "--keep-alive (null: the model stays loaded)"),
+    "n_cold_loads": (None, "loads", "calls that load the weights from disk"),
+    "busy_s": (None, S, "the calls themselves"),
+    "wall_s": (None, S, "first start to last end, gaps included"),
     "fitted": (None, "", "date of the fit (ISO 8601)"),
     "rows_used": (None, "rows", "benchmark rows fitted"),
     "rows_excluded": (None, "rows", "benchmark rows left out"),
@@ -554,6 +586,22 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
         "what a decoded token reads of this role",
     ),
     ("calibrate --from", "machine"): ("", "machine slug the fit is for"),
+    ("tokens", "prompt_tokens"): (T, "what the model is sent (a conversation: the last call)"),
+    ("tokens", "calls[].prompt_tokens"): (T, "the conversation so far, rendered"),
+    ("tokens", "calls[].cached_tokens"): (T, "the prefix the previous call left in the cache"),
+    ("tokens", "calls[].output_tokens"): (T, "the reply that follows in the file (0: none)"),
+    ("trace --chat", "calls[].start_s"): (S, "when the call starts on the session's clock"),
+    ("trace --chat", "calls[].gap_s"): (S, "idle time before it (0 for the first)"),
+    ("trace --chat", "calls[].cold"): (
+        "",
+        "loads the weights first (--cold, or a gap beyond --keep-alive)",
+    ),
+    ("trace --chat", "calls[].load_s"): (S, "cold load (0 when loaded)"),
+    ("trace --chat", "calls[].total_s"): (S, "the whole call"),
+    ("trace --chat", "prompt_tokens"): (T, "sent, all calls"),
+    ("trace --chat", "cached_tokens"): (T, "reused from the cache, all calls"),
+    ("trace --chat", "computed_tokens"): (T, "prefilled, all calls"),
+    ("trace --chat", "output_tokens"): (T, "written, all calls"),
     ("machines", "machines[].source"): ("", "first word of the entry's source (a URL)"),
 }
 
@@ -600,6 +648,7 @@ def run_json(argv: list[str]) -> Any:
     """Run `tokenwalk ARGV --json` in-process; its stdout parsed (exit code 0 or 1)."""
     from tokenwalk.cli import main
 
+    os.environ["HF_HUB_OFFLINE"] = "1"  # keys must not depend on the network
     recorded = recorded_machine() if argv[0] == "probe" else contextlib.nullcontext()
     with tempfile.TemporaryDirectory() as tmp, recorded:
         bench = Path(tmp) / "bench.json"

@@ -7,6 +7,7 @@ from tokenwalk.cli import (  # noqa: F401  (command registration)
     probe_cmd,
     size_cmd,
     time_cmd,
+    tokens_cmd,
 )
 from tokenwalk.cli.app import _add_exit_codes, app, main, run
 

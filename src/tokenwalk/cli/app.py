@@ -223,11 +223,14 @@ def respond(report: Any, json: bool) -> None:
     render(report, stdout_console())
 
 
-def load(ref: str, quant: str | None, *, json: bool, no_cache: bool = False):  # noqa: ANN201
-    """Resolve a model argument (see `tokenwalk.model.resolve.load_model`)."""
+def load(  # noqa: ANN201
+    ref: str, quant: str | None, *, json: bool, no_cache: bool = False, keep_tokens: bool = False
+):
+    """Resolve a model argument (see `tokenwalk.model.resolve.load_model`); `keep_tokens` keeps
+    a GGUF's vocabulary for counting text."""
     from tokenwalk.model.resolve import load_model
 
-    loaded = load_model(ref, quant, no_cache=no_cache, progress=not json)
+    loaded = load_model(ref, quant, no_cache=no_cache, progress=not json, keep_tokens=keep_tokens)
     if quant and loaded.model.source == "gguf" and not loaded.quant_used:
         warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
     return loaded

@@ -25,6 +25,7 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
 from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
@@ -122,6 +123,8 @@ def budget(
             show_default=False,
         ),
     ] = None,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     kv_type: KvTypeOpt = "f16",
     parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
@@ -138,7 +141,21 @@ def budget(
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     sysm, offload = on_system(system)
-    loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
+    if check_one_prompt(None, prompt_file, chat):
+        if ctx is not None:
+            raise InputError("give the context once: --ctx N or a prompt to count, not both")
+        counted = [
+            load_counted(ref, quant, prompt_file, chat, json=json, no_cache=no_cache)
+            for ref in models
+        ]
+        loaded = [c[0].model for c in counted]
+        # the prompt and what is written after it, the reply counted in the chat or none
+        ctx = max(
+            c.prompt_tokens + (c.calls[-1].output_tokens if c.calls else 0) for _, c in counted
+        )
+        check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    else:
+        loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
     if not sysm.unified:
         from tokenwalk.costs.split import split_budget_report
 
@@ -184,6 +201,8 @@ def budget(
 def trace(
     model: ModelArg,
     prompt: PromptOpt = 0,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     output: Annotated[int, tokens_option("--output", "-n", help="Tokens written.")] = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
     cached: CachedOpt = 0,
@@ -191,6 +210,25 @@ def trace(
         bool,
         typer.Option("--restore-kv", help="Restore the --cached prefix from disk (a saved slot)."),
     ] = False,
+    gap: Annotated[
+        float,
+        typer.Option(
+            "--gap",
+            help="Seconds between the calls of a --chat conversation (from one reply's end to the "
+            "next question).",
+            min=0,
+        ),
+    ] = 0.0,
+    keep_alive: Annotated[
+        float | None,
+        typer.Option(
+            "--keep-alive",
+            help="Seconds an idle model stays loaded (Ollama: 300); a longer --gap loads it "
+            "again and loses its cache. Default: it stays (llama-server).",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
     quant: QuantOpt = None,
@@ -200,19 +238,60 @@ def trace(
     system: SystemSpec,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
-    stored, the first token, the decode steps with the context growing, the end. Warns when
-    the model and the request's KV do not fit."""
+    stored, the first token, the decode steps with the context growing, the end. A --chat
+    conversation of several calls is traced call by call, each reusing the prefix cache the
+    previous one left. Warns when the model and the request's KV do not fit."""
     from tokenwalk.costs.trace import trace_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
-    if prompt < 1:
-        raise InputError("give the prompt length with --prompt N (at least 1 token)")
-    check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
+    text = check_one_prompt(prompt, prompt_file, chat)
+    if not text and prompt < 1:
+        raise InputError(
+            "give the prompt: --prompt N (at least 1 token), --prompt-file FILE or --chat FILE"
+        )
+    check_workload(prompt=max(prompt, 1), cached=cached, output=output, ubatch=ubatch)
     sysm, offload = on_system(system)
-    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    m = sysm.first
+    tokenize_s = detail = None
+    if text:
+        loaded, counted = load_counted(
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+        )
+        mdl = loaded.model
+        if len(counted.calls) > 1:
+            if not sysm.unified:
+                from tokenwalk.costs.split import plan
+
+                tokens = max(c.prompt_tokens + (c.output_tokens or output) for c in counted.calls)
+                if not plan(
+                    mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower()
+                ).one_card:
+                    raise InputError(
+                        "a --chat conversation of several calls is traced on one pool of "
+                        "memory or a model whole on one card; give --prompt-file for one call"
+                    )
+            _trace_session(
+                mdl,
+                m,
+                counted,
+                output,
+                cold,
+                gap,
+                keep_alive,
+                ubatch,
+                kv_type,
+                system.system_gb,
+                json,
+            )
+            return
+        prompt = counted.prompt_tokens
+        check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
+        tokenize_s = counted.tokenize_s
+        detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
+    else:
+        mdl = load(model, quant, json=json, no_cache=no_cache).model
     tokens = prompt + output
     kw: dict[str, Any] = {}
-    m = sysm.first
     if not sysm.unified:
         from tokenwalk.costs.split import (
             plan,
@@ -244,6 +323,8 @@ def trace(
         restore_kv=restore_kv,
         ubatch=ubatch,
         kv_type=kv_type,
+        tokenize_s=tokenize_s,
+        tokenize_detail=detail,
         **kw,
     )
     if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
@@ -256,6 +337,43 @@ def trace(
     else:
         report = report.model_copy(update={"machine": sysm.slug})
         fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
+    answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
+
+
+def _trace_session(
+    mdl: Model,
+    m: Machine,
+    counted: Any,
+    output: int,
+    cold: bool,
+    gap: float,
+    keep_alive: float | None,
+    ubatch: int,
+    kv_type: str,
+    system_gb: float | None,
+    json: bool,
+) -> None:
+    """`trace --chat` with several calls: one line per call and the session's totals."""
+    from tokenwalk.costs.trace import session_report
+    from tokenwalk.costs.workload import check_workload, context_warnings
+
+    calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
+    for p, c, o in calls:
+        check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
+    per_call = counted.tokenize_s / len(calls)
+    report = session_report(
+        mdl,
+        m,
+        calls,
+        gap_s=gap,
+        keep_alive_s=keep_alive,
+        cold=cold,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        tokenize_s=[per_call] * len(calls),
+    )
+    tokens = max(p + o for p, _, o in calls)
+    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 

@@ -21,6 +21,8 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
 from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
 
@@ -78,7 +80,9 @@ def decode(
 @system_options
 def prefill(
     model: ModelArg,
-    prompt: PromptOpt,
+    prompt: PromptOpt = 0,
+    prompt_file: PromptFileOpt = None,
+    chat: ChatOpt = None,
     cached: CachedOpt = 0,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
@@ -95,9 +99,19 @@ def prefill(
     from tokenwalk.costs.timing import prefill_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
-    check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
+    text = check_one_prompt(prompt, prompt_file, chat)
+    if not text and prompt < 1:
+        raise InputError("give the prompt: --prompt N tokens, --prompt-file FILE or --chat FILE")
+    check_workload(prompt=max(prompt, 1), cached=cached, ubatch=ubatch)
     sysm, offload = on_system(system)
-    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    if text:
+        loaded, counted = load_counted(
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+        )
+        mdl, prompt = loaded.model, counted.prompt_tokens
+        check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
+    else:
+        mdl = load(model, quant, json=json, no_cache=no_cache).model
     warnings = context_warnings([mdl], prompt, "a prompt")
     if sysm.unified:
         m = sysm.first

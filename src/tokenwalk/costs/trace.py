@@ -37,6 +37,9 @@ __all__ = [
     "TOKENIZE_S_PER_TOKEN",
     "DEFAULT_DISK_READ_GBS",
     "load_rate",
+    "SessionCall",
+    "SessionReport",
+    "session_report",
 ]
 
 TOKENIZE_S_PER_TOKEN = 1e-6  # BPE tokenizers run at about a million tokens a second
@@ -136,11 +139,17 @@ def trace_report(
     restore_kv: bool = False,
     ubatch: int = 512,
     kv_type: str = "f16",
+    tokenize_s: float | None = None,
+    tokenize_detail: str | None = None,
     prefill: PrefillReport | None = None,
     step: Callable[[int], tuple[float, float]] | None = None,
 ) -> TraceReport:
-    """The whole request as phases with start and duration, and its totals. A model split over
-    cards and host brings its own `prefill` and decode `step(ctx)` -> (seconds, bytes)."""
+    """The whole request as phases with start and duration, and its totals.
+
+    `tokenize_s` is the measured time of rendering the template and tokenizing the prompt
+    (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token. A
+    model split over cards and host brings its own `prefill` and decode `step(ctx)` ->
+    (seconds, bytes)."""
     if output < 0:
         raise InputError(f"--output cannot be negative ({output})")
     if output > 1 << 24:
@@ -171,7 +180,11 @@ def trace_report(
             f"{model.file_bytes / 1e9:.1f} GB at {load_gbs:.3g} GB/s",
             model.file_bytes,
         )
-    add("template + tokenize", prompt * TOKENIZE_S_PER_TOKEN, f"{prompt:,} tokens")
+    add(
+        "template + tokenize",
+        prompt * TOKENIZE_S_PER_TOKEN if tokenize_s is None else tokenize_s,
+        tokenize_detail or f"{prompt:,} tokens",
+    )
     if restore_kv:
         restored = kv_stored_bytes(model, cached, kv_type, ubatch) + state_bytes(model)
         add(
@@ -254,4 +267,129 @@ def trace_report(
         load_gbs=load_gbs,
         load_from=load_from,
         load_assumed=load_assumed,
+    )
+
+
+class SessionCall(BaseModel):
+    """One call of a conversation on the session's timeline."""
+
+    model_config = ConfigDict(frozen=True)
+    index: int  # position, from 0
+    start_s: float  # when the call starts on the session's clock
+    gap_s: float  # idle time before it (0 for the first)
+    cold: bool  # the weights are loaded from disk first (the first call with --cold, or after
+    # an idle gap longer than --keep-alive)
+    prompt_tokens: int  # sent
+    cached_tokens: int  # of which reused from the prefix cache
+    computed_tokens: int  # of which prefilled: prompt_tokens - cached_tokens
+    output_tokens: int
+    load_s: float
+    tokenize_s: float
+    prefill_s: float
+    ttft_s: float  # from the call's start to its first token
+    decode_s: float
+    total_s: float
+
+
+class SessionReport(BaseModel):
+    """The answer of `tokenwalk trace --chat` for a conversation of several calls: each call
+    prefills what the previous one did not leave in the cache."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    machine: str
+    calls: list[SessionCall]
+    gap_s: float
+    keep_alive_s: float | None  # None: the model stays loaded (llama-server)
+    n_cold_loads: int
+    prompt_tokens: int  # sent, all calls
+    cached_tokens: int  # reused, all calls
+    computed_tokens: int  # prefilled, all calls
+    output_tokens: int
+    busy_s: float  # the calls themselves
+    wall_s: float  # first start to last end, idle gaps included
+    load_gbs: float
+    load_from: str
+
+
+def session_report(
+    model: Model,
+    machine: Machine,
+    calls: list[tuple[int, int, int]],
+    *,
+    gap_s: float = 0.0,
+    keep_alive_s: float | None = None,
+    cold: bool = False,
+    ubatch: int = 512,
+    kv_type: str = "f16",
+    tokenize_s: list[float] | None = None,
+) -> SessionReport:
+    """Trace each call of a conversation: `calls` holds (prompt, cached, output) tokens per
+    call, `cached` being the prefix the previous call left (its prompt and its reply). Calls are
+    `gap_s` apart; when a gap is longer than `keep_alive_s` the runtime has unloaded the model,
+    so the call loads it again and its cache is gone (all of its prompt is prefilled)."""
+    if not calls:
+        raise InputError("a session needs at least one call")
+    if gap_s < 0:
+        raise InputError(f"--gap cannot be negative ({gap_s})")
+    if keep_alive_s is not None and keep_alive_s < 0:
+        raise InputError(f"--keep-alive cannot be negative ({keep_alive_s})")
+    out: list[SessionCall] = []
+    clock = 0.0
+    loads = 0
+    for i, (prompt, cached, output) in enumerate(calls):
+        gap = gap_s if i else 0.0
+        unloaded = i > 0 and keep_alive_s is not None and gap > keep_alive_s
+        is_cold = (cold and i == 0) or unloaded
+        if unloaded:
+            cached = 0
+        clock += gap
+        tr = trace_report(
+            model,
+            machine,
+            prompt=prompt,
+            output=output,
+            cold=is_cold,
+            cached=min(cached, prompt - 1),
+            ubatch=ubatch,
+            kv_type=kv_type,
+            tokenize_s=tokenize_s[i] if tokenize_s else None,
+        )
+        loads += is_cold
+        tok = next(p.duration_s for p in tr.phases if p.name == "template + tokenize")
+        out.append(
+            SessionCall(
+                index=i,
+                start_s=clock,
+                gap_s=gap,
+                cold=is_cold,
+                prompt_tokens=prompt,
+                cached_tokens=tr.cached_tokens,
+                computed_tokens=prompt - tr.cached_tokens,
+                output_tokens=output,
+                load_s=tr.load_s,
+                tokenize_s=tok,
+                prefill_s=tr.prefill_s,
+                ttft_s=tr.ttft_s,
+                decode_s=tr.decode_s,
+                total_s=tr.total_s,
+            )
+        )
+        clock += tr.total_s
+    rate, source, _ = load_rate(machine)
+    return SessionReport(
+        model=model.name,
+        machine=machine.slug,
+        calls=out,
+        gap_s=gap_s,
+        keep_alive_s=keep_alive_s,
+        n_cold_loads=loads,
+        prompt_tokens=sum(c.prompt_tokens for c in out),
+        cached_tokens=sum(c.cached_tokens for c in out),
+        computed_tokens=sum(c.computed_tokens for c in out),
+        output_tokens=sum(c.output_tokens for c in out),
+        busy_s=sum(c.total_s for c in out),
+        wall_s=clock,
+        load_gbs=rate,
+        load_from=source,
     )

@@ -89,6 +89,8 @@ _VALUE_TYPE_NAMES = {int(v): v.name for v in GGUFValueType}
 # (block elements, block bytes) by ggml type id: a dict lookup, not an enum call per tensor
 _BLOCK_BYTES: dict[int, tuple[int, int]] = {int(t): v for t, v in GGML_QUANT_SIZES.items()}
 _MAX_VALUE_TYPE = max(_VALUE_TYPE_NAMES)
+# arrays kept whole with keep_tokens: the vocabulary (tokens, merges, scores, token types)
+_VOCAB_PREFIX = "tokenizer.ggml."
 
 
 class Readable(Protocol):
@@ -345,15 +347,14 @@ class _Parser:
                 f"(limit {self.lim.max_array_items:,})"
             )
         what = f"array '{key}'"
+        vocab = self.keep_tokens and key.startswith(_VOCAB_PREFIX)
         if item_type == _STRING:
             self.check_room(count, 8, what)
-            keep = count <= self.lim.keep_string_items or (
-                self.keep_tokens and key == "tokenizer.ggml.tokens"
-            )
+            keep = count <= self.lim.keep_string_items or vocab
             items = self.string_array(count, key, keep)
             if key == "tokenizer.ggml.tokens" and self.keep_tokens:
                 self.tokens = items
-            if keep and count <= self.lim.keep_string_items:
+            if keep:
                 return items
             return ArrayInfo("STRING", count)
         spec = _SCALAR.get(item_type)
@@ -364,7 +365,7 @@ class _Parser:
             )
         fmt, size = spec
         self.check_room(count, size, what)
-        if count <= self.lim.keep_array_items:
+        if count <= self.lim.keep_array_items or vocab:
             raw = self.cur.take(count * size, what)
             return list(struct.unpack(f"<{count}{fmt[1:]}", raw))
         self.cur.skip(count * size, what)
@@ -496,6 +497,10 @@ def read_header(
     limits: Limits | None = None,
 ) -> Header:
     """Parse a GGUF header from `src`. `file_size`, when known, bounds every count.
+
+    With `keep_tokens`, every ``tokenizer.ggml.*`` array (tokens, merges, scores, token types)
+    is kept whole in `metadata` and the tokens also in `Header.tokens`: what a tokenizer needs,
+    and only then, since decoding ~500,000 strings costs more than the rest of the header.
 
     Raises `GGUFError` (or `TruncatedError`, `UnsupportedError`) naming what is wrong and where;
     never anything else for any input bytes.

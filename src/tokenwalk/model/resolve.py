@@ -13,7 +13,14 @@ from tokenwalk.gguf.constants import GGUF_DEFAULT_ALIGNMENT
 from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.model import Model
 
-__all__ = ["DEFAULT_QUANT", "load_model", "model_from_config", "estimate_header_bytes", "ModelLoad"]
+__all__ = [
+    "DEFAULT_QUANT",
+    "load_model",
+    "model_from_config",
+    "model_name",
+    "estimate_header_bytes",
+    "ModelLoad",
+]
 
 DEFAULT_QUANT = "Q4_K_M"
 
@@ -26,6 +33,8 @@ class ModelLoad:
     fetched_bytes: int = 0
     requests: int = 0
     quant_used: bool = False  # --quant picked the file of an hf:// repository
+    # the first header's metadata, vocabulary included, when loaded with keep_tokens
+    metadata: Mapping[str, Any] | None = None
 
 
 def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
@@ -128,9 +137,10 @@ def load_model(
         result = load_headers(
             ref, quant=quant, no_cache=no_cache, progress=progress, keep_tokens=keep_tokens
         )
-        name = _name_from_ref(ref, result.headers[0].metadata)
+        name = model_name(ref, result.headers[0].metadata)
         model = Model.from_headers(name, result.headers)
-        return ModelLoad(model, result.fetched_bytes, result.requests, result.quant_used)
+        md = result.headers[0].metadata if keep_tokens else None
+        return ModelLoad(model, result.fetched_bytes, result.requests, result.quant_used, md)
     if path.is_dir():
         cfg = path / "config.json"
         if cfg.exists():
@@ -151,7 +161,8 @@ def load_model(
         raise type(exc)(f"catalogue model '{entry.slug}': {exc}") from None
 
 
-def _name_from_ref(ref: str, metadata: Mapping[str, Any]) -> str:
+def model_name(ref: str, metadata: Mapping[str, Any]) -> str:
+    """The name a GGUF model is shown by: general.name and the file, or the file alone."""
     name = metadata.get("general.name")
     base = ref.rstrip("/").rsplit("/", 1)[-1]
     if isinstance(name, str) and name.strip():

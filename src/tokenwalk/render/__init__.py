@@ -19,6 +19,8 @@ _VIEWS = {
     "BudgetReport": ("tokenwalk.render.plan", "render_budget"),
     "TraceReport": ("tokenwalk.render.plan", "render_trace"),
     "SpecReport": ("tokenwalk.render.plan", "render_spec"),
+    "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
+    "SessionReport": ("tokenwalk.render.prompt", "render_session"),
 }
 
 
