@@ -110,6 +110,11 @@ class MachineEntry(_Entry):
     measured cold load (file to the engine's memory), `disk_read_gbs` the disk's own. Unknown
     figures are None. `fit` holds efficiencies fitted by calibration (numbers, plus an optional
     `source` text); the timing model defines its keys.
+
+    `pcie_gen` and `pcie_lanes` describe the link between a discrete card and its host: on a
+    card its own interface, on a host (kind cpu) the slot it offers; the link runs at the lower
+    of the two (`tokenwalk.system`). `unified_memory` marks a GPU of kind gpu whose memory is the
+    CPU's too (GB10, Jetson): one pool, no host beside it.
     """
 
     slug: str = Field(min_length=1)
@@ -131,6 +136,10 @@ class MachineEntry(_Entry):
     cpu_bandwidth_gbs: PositiveFloat | None = None
     benchmark_names: tuple[str, ...] = ()
     fit: dict[str, float | str] | None = None
+    # the PCIe link: a card's own interface, or a host's slot for the card (generation, lanes)
+    pcie_gen: int | None = Field(default=None, ge=1, le=7)
+    pcie_lanes: int | None = Field(default=None, ge=1, le=32)
+    unified_memory: bool | None = None  # true: a GPU sharing one memory with its CPU (GB10)
 
     @model_validator(mode="after")
     def _fp16_kind_given(self) -> MachineEntry:

@@ -115,6 +115,9 @@ class Machine(BaseModel):
     disk_read_gbs: float | None = None
     load_gbs: float | None = None  # a measured cold load: file bytes / seconds
     load_source: str | None = None
+    pcie_gen: int | None = None  # a card's interface, or a host's slot for the card
+    pcie_lanes: int | None = None
+    unified_memory: bool = False  # one memory for GPU and CPU although of kind gpu
     fit: Efficiency
 
     @property
@@ -424,6 +427,9 @@ def resolve_machine(
             disk_read_gbs=entry.disk_read_gbs,
             load_gbs=entry.load_gbs,
             load_source=entry.load_source,
+            pcie_gen=entry.pcie_gen,
+            pcie_lanes=entry.pcie_lanes,
+            unified_memory=bool(entry.unified_memory),
             fit=fit,
         )
         _check_numbers(machine.bandwidth_gbs, machine.tflops, None)

@@ -28,11 +28,12 @@ def run_json(capsys, *argv: str, expect: int = 0) -> dict:
 
 
 def test_rtx_4090_holds_24_gib(capsys):
-    """A '24 GB' card is 24 GiB: qwen3.6-35b-a3b at 100,000 tokens fits with ~0.9 GB to spare
-    (it was refused when the capacity was read as 24e9 bytes)."""
+    """A '24 GB' card is 24 GiB: qwen3.6-35b-a3b at 100,000 tokens fits with ~1.8 GB to spare
+    (it was refused when the capacity was read as 24e9 bytes; the token embedding stays in RAM
+    and the MTP block is not loaded, as llama.cpp does)."""
     d = run_json(capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-4090", "--ctx", "100000")
     assert d["capacity_bytes"] == 24 * GIB
-    assert d["fits"] and 0.8e9 < d["free_bytes"] < 1.1e9
+    assert d["fits"] and 1.6e9 < d["free_bytes"] < 1.9e9
 
 
 def test_inline_memory_is_gib(capsys):

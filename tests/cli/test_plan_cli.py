@@ -40,7 +40,8 @@ def test_budget_seed_laptop(capsys):
         "max_fit_ctx",
     ):
         assert key in d
-    assert 8 * 2**30 <= d["free_bytes"] <= 11 * 2**30
+    # (11.5 GiB: llama.cpp does not load the 0.55 GB MTP block, which the seed counted)
+    assert 8 * 2**30 <= d["free_bytes"] <= 11.5 * 2**30
     assert d["fits"] and d["settings"]["OLLAMA_CONTEXT_LENGTH"] == "16384"
     assert d["default_ctx"] == 262144 and 5.3e9 < d["default_cache_bytes"] < 5.5e9
 

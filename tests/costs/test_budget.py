@@ -183,3 +183,23 @@ def test_timing_fit_uses_the_gpu_limit_like_budget(qwen2):
     assert "the GPU may hold" in capped.note
     report = budget_report([qwen2], machine="m", **kw, gpu_limit_bytes=4 * GB)
     assert report.fits == capped.fits
+
+
+@pytest.mark.parametrize(
+    ("slug", "quant", "ctx", "ubatch", "mib", "rel"),
+    [  # tests/data/fit_params.md: llama-fit-params -v on header-only files of these shapes
+        ("mixtral-8x7b", "Q4_K_M", 4096, 512, 204.01, 0.01),
+        ("mixtral-8x7b", "Q4_K_M", 4096, 2048, 816.05, 0.01),
+        ("mixtral-8x7b", "Q4_K_M", 32768, 2048, 928.05, 0.01),
+        ("qwen3-30b-a3b", "Q4_K_M", 4096, 512, 304.75, 0.01),
+        ("deepseek-v2-lite", "Q4_K_M", 4096, 512, 240.26, 0.01),
+        ("qwen3.6-35b-a3b", "Q4_K_M", 4096, 512, 501.02, 0.03),
+        ("qwen3.6-35b-a3b", "Q4_K_M", 4096, 2048, 2004.08, 0.03),
+        ("deepseek-v2-lite", "Q4_K_M", 4096, 2048, 961.05, 0.01),
+        ("deepseek-v3", "Q2_K", 4096, 512, 412.01, 0.10),
+        ("deepseek-v3", "Q2_K", 32768, 512, 440.01, 0.10),
+    ],
+)
+def test_moe_and_mla_buffers_match_llama_fit_params(slug, quant, ctx, ubatch, mib, rel):
+    model = load_model(slug, quant).model
+    assert compute_buffer_bytes(model, ubatch, ctx) / MiB == pytest.approx(mib, rel=rel)

@@ -12,8 +12,38 @@ if TYPE_CHECKING:
     from tokenwalk.costs.budget import MemoryFit
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
+    from tokenwalk.system import Offload, System, SystemSpec
 
-__all__ = ["system_bytes", "fit_on", "answer"]
+__all__ = ["system_bytes", "fit_on", "answer", "on_system", "reserve"]
+
+
+def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offload]:
+    """The system the options name and the placement asked; placement flags on a machine of
+    one memory pool are refused (there is nowhere to offload to)."""
+    from tokenwalk.errors import InputError
+    from tokenwalk.system import Offload, resolve_system
+
+    system = resolve_system(spec)
+    offload = spec.offload(load_mtp=load_mtp)
+    if not system.unified and not all(d.memory_bytes for d in system.devices):
+        if offload != Offload(load_mtp=load_mtp) or len(system.devices) > 1:
+            raise InputError("placing a model on cards needs their memory size: give --memory GiB")
+        return system.model_copy(update={"host": None}), offload  # timed as one pool
+    if system.unified and offload != Offload(load_mtp=load_mtp):
+        raise InputError(
+            f"'{system.slug}' is one pool of memory shared by GPU and CPU: --gpu-layers, "
+            "--cpu-moe, --n-cpu-moe, --split-mode and --no-op-offload place tensors on "
+            "discrete cards and their host"
+        )
+    return system, offload
+
+
+def reserve(ctx: int, offload: Offload) -> int | None:
+    """The context a placement reserves for a timing command: what it runs at (at least one
+    cell page); None for --gpu-layers auto with no context, which --fit then chooses."""
+    if offload.auto and ctx <= 0:
+        return None
+    return max(ctx, 256)
 
 
 def system_bytes(m: Machine, system_gb: float | None) -> int:

@@ -1,13 +1,20 @@
-"""Typer options that name or describe a machine, shared by every command that needs one."""
+"""The system options, declared once: the machine (cards joined by '+'), inline rates, the host
+and its link, and llama.cpp's placement flags. `system_options` adds them to a command (one
+"System" panel in its --help) and hands the command one `SystemSpec`; `resolve_system` turns
+that into devices and a host."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from tokenwalk.cli.app import parse_gb
+from tokenwalk.cli.app import parse_gb, parse_tokens
 from tokenwalk.machine import Machine
+from tokenwalk.system import SystemSpec
 
 __all__ = [
     "MachineOpt",
@@ -19,7 +26,11 @@ __all__ = [
     "KindOpt",
     "MachinesFileOpt",
     "machine_from_options",
+    "system_options",
+    "SYSTEM_PANEL",
 ]
+
+SYSTEM_PANEL = "System: cards, host, placement"
 
 MachineOpt = Annotated[
     str | None,
@@ -27,8 +38,10 @@ MachineOpt = Annotated[
         "--machine",
         "-m",
         help="A machine by name (see `tokenwalk machines`), or give --bandwidth (and --tflops "
-        "for prefill).",
+        "for prefill). Cards of one box join with '+' (rtx-3090+rtx-3060) or 'Nx' "
+        "(2xrtx-3090); a discrete card sits in a host (--host).",
         show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 BandwidthOpt = Annotated[
@@ -37,6 +50,7 @@ BandwidthOpt = Annotated[
         "--bandwidth",
         help="Memory bandwidth, GB/s (overrides the named machine's).",
         show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 TflopsOpt = Annotated[
@@ -46,6 +60,7 @@ TflopsOpt = Annotated[
         help="Compute rate, TFLOPS: dense FP16 on a GPU, FP32 SIMD on a cpu backend "
         "(overrides the named machine's).",
         show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 MemoryOpt = Annotated[
@@ -57,6 +72,7 @@ MemoryOpt = Annotated[
         show_default=False,
         parser=parse_gb,
         metavar="GiB",
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 GpuLimitOpt = Annotated[
@@ -69,6 +85,7 @@ GpuLimitOpt = Annotated[
         show_default=False,
         parser=parse_gb,
         metavar="GiB",
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 BackendOpt = Annotated[
@@ -77,12 +94,16 @@ BackendOpt = Annotated[
         "--backend",
         help="Backend: metal, cuda, rocm, vulkan, cpu, sycl, opencl.",
         show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 KindOpt = Annotated[
     str | None,
     typer.Option(
-        "--kind", help="Machine kind: igpu, apple, gpu, datacenter, cpu, sbc.", show_default=False
+        "--kind",
+        help="Machine kind: igpu, apple, gpu, datacenter, cpu, sbc.",
+        show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 MachinesFileOpt = Annotated[
@@ -92,6 +113,7 @@ MachinesFileOpt = Annotated[
         help="A YAML file of your own machines, merged over the catalogue "
         "(also $TOKENWALK_MACHINES and the config-dir machines.yaml).",
         show_default=False,
+        rich_help_panel=SYSTEM_PANEL,
     ),
 ]
 
@@ -119,3 +141,166 @@ def machine_from_options(
         machines_file=machines_file,
         gpu_limit=gpu_limit,
     )
+
+
+def _opt(*names: str, help: str, **kw: Any) -> Any:
+    return typer.Option(*names, help=help, show_default=False, rich_help_panel=SYSTEM_PANEL, **kw)
+
+
+# name -> (annotation, default) of every system option, in --help order
+_SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "machine": (MachineOpt, None),
+    "bandwidth": (BandwidthOpt, None),
+    "tflops": (TflopsOpt, None),
+    "memory": (MemoryOpt, None),
+    "gpu_limit": (GpuLimitOpt, None),
+    "backend": (BackendOpt, None),
+    "kind": (KindOpt, None),
+    "machines_file": (MachinesFileOpt, None),
+    "system_gb": (
+        Annotated[
+            float | None,
+            _opt(
+                "--system-gb",
+                help="Memory the system and other apps already use, GB. Default: 8 GB on shared "
+                "memory and on a host (a quarter of small machines), 0.5 GB of each discrete "
+                "card. Takes 6, 6.5, 6GB.",
+                parser=parse_gb,
+                metavar="GB",
+            ),
+        ],
+        None,
+    ),
+    "host": (
+        Annotated[
+            str | None,
+            _opt(
+                "--host",
+                help="The PC a discrete card sits in: a catalogue entry of kind cpu (RAM, its "
+                "bandwidth, CPU compute, PCIe slot). Default: pc-9950x-64gb, stated in the answer.",
+            ),
+        ],
+        None,
+    ),
+    "host_bandwidth": (
+        Annotated[
+            float | None,
+            _opt("--host-bandwidth", help="RAM bandwidth of the host, GB/s (overrides its own)."),
+        ],
+        None,
+    ),
+    "host_memory": (
+        Annotated[
+            float | None,
+            _opt(
+                "--host-memory",
+                help="RAM of the host in GiB, as DIMMs are sold (overrides its own).",
+                parser=parse_gb,
+                metavar="GiB",
+            ),
+        ],
+        None,
+    ),
+    "host_tflops": (
+        Annotated[
+            float | None,
+            _opt("--host-tflops", help="CPU compute of the host, FP32 SIMD TFLOPS."),
+        ],
+        None,
+    ),
+    "link_gbs": (
+        Annotated[
+            float | None,
+            _opt(
+                "--link-gbs",
+                help="Card-to-host link, GB/s one way. Default: the lower PCIe generation and "
+                "lane count of card and slot (PCIe 4.0 x16 = 31.5, 5.0 x16 = 63).",
+            ),
+        ],
+        None,
+    ),
+    "gpu_layers": (
+        Annotated[
+            str | None,
+            _opt(
+                "--gpu-layers",
+                "-ngl",
+                help="Layers on the GPUs, as llama.cpp's -ngl: N puts the LAST N there (the "
+                "output head counts as one and goes first; the token embedding stays in RAM); "
+                "auto keeps 1 GiB free per card as --fit does; all (default) is everything.",
+                metavar="N|auto|all",
+            ),
+        ],
+        None,
+    ),
+    "cpu_moe": (
+        Annotated[
+            bool,
+            _opt(
+                "--cpu-moe",
+                help="Keep every layer's routed experts (ffn_*_exps) in RAM; attention, router, "
+                "shared experts and KV stay on the GPU.",
+            ),
+        ],
+        False,
+    ),
+    "n_cpu_moe": (
+        Annotated[
+            int | None,
+            _opt(
+                "--n-cpu-moe",
+                "-ncmoe",
+                help="Keep the routed experts of the FIRST N layers in RAM.",
+                parser=parse_tokens,
+                metavar="N",
+            ),
+        ],
+        None,
+    ),
+    "split_mode": (
+        Annotated[
+            str,
+            _opt(
+                "--split-mode",
+                "-sm",
+                help="Several cards: layer (default: whole layers in proportion to free memory) "
+                "or tensor (every layer across all cards, an all-reduce per layer).",
+            ),
+        ],
+        "layer",
+    ),
+    "no_op_offload": (
+        Annotated[
+            bool,
+            _opt(
+                "--no-op-offload",
+                help="Multiply RAM-resident weights on the CPU in prefill too, instead of "
+                "copying them to the GPU for micro-batches of 32 tokens or more.",
+            ),
+        ],
+        False,
+    ),
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def system_options(fn: F) -> F:
+    """Give command `fn` the system options (one panel of its --help) in place of its
+    `system: SystemSpec` parameter, which receives them gathered."""
+    sig = inspect.signature(fn, eval_str=True)
+    params = [p for p in sig.parameters.values() if p.name != "system"]
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, (ann, default) in _SYSTEM_OPTIONS.items()
+    ]
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> Any:
+        spec = SystemSpec(**{name: kwargs.pop(name) for name in _SYSTEM_OPTIONS})
+        return fn(system=spec, **kwargs)
+
+    command.__signature__ = sig.replace(parameters=[*keyword, *extra])  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
+    return command  # type: ignore[return-value]

@@ -16,7 +16,6 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
-    SystemGbOpt,
     UbatchOpt,
     app,
     load,
@@ -24,20 +23,11 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, system_bytes
-from tokenwalk.cli.machine_opts import (
-    BackendOpt,
-    BandwidthOpt,
-    GpuLimitOpt,
-    KindOpt,
-    MachineOpt,
-    MachinesFileOpt,
-    MemoryOpt,
-    TflopsOpt,
-    machine_from_options,
-)
+from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
+from tokenwalk.cli.machine_opts import system_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.errors import InputError
+from tokenwalk.system import SystemSpec
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
@@ -114,6 +104,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 
 @app.command()
+@system_options
 def budget(
     models: Annotated[
         list[str],
@@ -122,7 +113,6 @@ def budget(
             show_default=False,
         ),
     ],
-    machine: MachineOpt = None,
     ctx: Annotated[
         int | None,
         tokens_option(
@@ -136,19 +126,13 @@ def budget(
     prompt_file: PromptFileOpt = None,
     chat: ChatOpt = None,
     kv_type: KvTypeOpt = "f16",
-    system_gb: SystemGbOpt = None,
     parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
@@ -156,9 +140,7 @@ def budget(
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system)
     if check_one_prompt(None, prompt_file, chat):
         if ctx is not None:
             raise InputError("give the context once: --ctx N or a prompt to count, not both")
@@ -174,26 +156,39 @@ def budget(
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     else:
         loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
-    report = _budget(
-        loaded,
-        m,
-        system_gb,
-        ctx=ctx,
-        kv_type=kv_type.lower(),
-        parallel=parallel,
-        ubatch=ubatch,
-    )
-    if not report.max_fit_ctx:  # not even the weights fit: work out which smaller quant would
+    if not sysm.unified:
+        from tokenwalk.costs.split import split_budget_report
+
+        kw: dict[str, Any] = dict(
+            ctx=ctx, kv_type=kv_type.lower(), parallel=parallel, ubatch=ubatch
+        )
+        report = split_budget_report(loaded, sysm, offload, **kw)
+        if not report.fits:  # say what would make it fit, a smaller quant included
+            report = split_budget_report(
+                loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw
+            )
+    else:
+        m = sysm.first
         report = _budget(
             loaded,
             m,
-            system_gb,
+            system.system_gb,
             ctx=ctx,
             kv_type=kv_type.lower(),
             parallel=parallel,
             ubatch=ubatch,
-            smaller_quants=_smaller_quants(loaded),
         )
+        if not report.max_fit_ctx:  # not even the weights fit: work out which smaller quant would
+            report = _budget(
+                loaded,
+                m,
+                system.system_gb,
+                ctx=ctx,
+                kv_type=kv_type.lower(),
+                parallel=parallel,
+                ubatch=ubatch,
+                smaller_quants=_smaller_quants(loaded),
+            )
     for w in report.warnings:
         warn(w)
     respond(report, json)
@@ -202,9 +197,9 @@ def budget(
 
 
 @app.command()
+@system_options
 def trace(
     model: ModelArg,
-    machine: MachineOpt = None,
     prompt: PromptOpt = 0,
     prompt_file: PromptFileOpt = None,
     chat: ChatOpt = None,
@@ -236,17 +231,11 @@ def trace(
     ] = None,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
-    system_gb: SystemGbOpt = None,
     quant: QuantOpt = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
     stored, the first token, the decode steps with the context growing, the end. A --chat
@@ -261,9 +250,8 @@ def trace(
             "give the prompt: --prompt N (at least 1 token), --prompt-file FILE or --chat FILE"
         )
     check_workload(prompt=max(prompt, 1), cached=cached, output=output, ubatch=ubatch)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system)
+    m = sysm.first
     tokenize_s = detail = None
     if text:
         loaded, counted = load_counted(
@@ -271,8 +259,29 @@ def trace(
         )
         mdl = loaded.model
         if len(counted.calls) > 1:
+            if not sysm.unified:
+                from tokenwalk.costs.split import plan
+
+                tokens = max(c.prompt_tokens + (c.output_tokens or output) for c in counted.calls)
+                if not plan(
+                    mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower()
+                ).one_card:
+                    raise InputError(
+                        "a --chat conversation of several calls is traced on one pool of "
+                        "memory or a model whole on one card; give --prompt-file for one call"
+                    )
             _trace_session(
-                mdl, m, counted, output, cold, gap, keep_alive, ubatch, kv_type, system_gb, json
+                mdl,
+                m,
+                counted,
+                output,
+                cold,
+                gap,
+                keep_alive,
+                ubatch,
+                kv_type,
+                system.system_gb,
+                json,
             )
             return
         prompt = counted.prompt_tokens
@@ -281,6 +290,29 @@ def trace(
         detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
+    tokens = prompt + output
+    kw: dict[str, Any] = {}
+    if not sysm.unified:
+        from tokenwalk.costs.split import (
+            plan,
+            split_memory_fit,
+            split_pass_time,
+            split_prefill_report,
+        )
+
+        setup = plan(
+            mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower(), ubatch=ubatch
+        )
+        if not setup.one_card:
+            kw["prefill"] = split_prefill_report(
+                setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+            )
+
+            def step(c: int) -> tuple[float, float]:
+                sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
+                return sp.time_s, sp.bytes
+
+            kw["step"] = step
     report = trace_report(
         mdl,
         m,
@@ -293,14 +325,18 @@ def trace(
         kv_type=kv_type,
         tokenize_s=tokenize_s,
         tokenize_detail=detail,
+        **kw,
     )
     if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
-    tokens = prompt + output
-    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    if sysm.unified:
+        fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    else:
+        report = report.model_copy(update={"machine": sysm.slug})
+        fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 
@@ -342,6 +378,7 @@ def _trace_session(
 
 
 @app.command()
+@system_options
 def spec(
     target: ModelArg,
     draft: Annotated[
@@ -354,7 +391,6 @@ def spec(
         bool,
         typer.Option("--mtp", help="Draft with the target's own multi-token-prediction block."),
     ] = False,
-    machine: MachineOpt = None,
     gamma: Annotated[int, typer.Option("--gamma", "-g", help="Draft tokens per round.")] = 4,
     alpha: Annotated[
         float, typer.Option("--alpha", "-a", help="Acceptance rate of a draft token, in (0, 1).")
@@ -372,7 +408,6 @@ def spec(
             show_default=False,
         ),
     ] = None,
-    system_gb: SystemGbOpt = None,
     observed_speedup: Annotated[
         float | None,
         typer.Option(
@@ -382,15 +417,10 @@ def spec(
             show_default=False,
         ),
     ] = None,
-    bandwidth: BandwidthOpt = None,
-    tflops: TflopsOpt = None,
-    memory: MemoryOpt = None,
-    gpu_limit: GpuLimitOpt = None,
-    backend: BackendOpt = None,
-    kind: KindOpt = None,
-    machines_file: MachinesFileOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    *,
+    system: SystemSpec,
 ) -> None:
     """When speculative decoding pays: tokens per round, round time, speedup, break-even
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
@@ -407,40 +437,79 @@ def spec(
     if gamma < 1:
         raise InputError(f"--gamma must be at least 1 draft token, not {gamma}")
     check_workload(ctx=ctx, min_ctx=0)
-    m = machine_from_options(
-        machine, bandwidth, tflops, memory, backend, kind, machines_file, gpu_limit
-    )
+    sysm, offload = on_system(system, load_mtp=mtp)
+    m = sysm.first
     tgt = load(target, quant, json=json, no_cache=no_cache).model
     if mtp:
         drf = mtp_draft_model(tgt)
     else:
         assert draft is not None
         drf = load(draft, draft_quant or quant, json=json, no_cache=no_cache).model
+    models = [tgt] if mtp else [tgt, drf]
+    reserved = max(ctx, 1)
+    if sysm.unified:
 
-    def timer(model, n: int, c: int) -> float:  # noqa: ANN001
-        return pass_time(model, m, n, c, kv_type=kv_type).time_s
+        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+            return pass_time(model, m, n, c, kv_type=kv_type).time_s
+
+    else:
+        from tokenwalk.costs.split import plan, split_memory_fit, split_pass_time
+        from tokenwalk.system import Offload
+
+        # the target as placed; the draft whole on the first card (llama.cpp's -ngld all)
+        setups = {
+            id(tgt): plan(tgt, sysm, offload, ctx=reserve(ctx, offload), kv_type=kv_type.lower()),
+            id(drf): plan(drf, sysm, Offload(), ctx=max(ctx, 256), kv_type=kv_type.lower()),
+        }
+
+        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+            setup = setups[id(model)]
+            if setup.one_card:
+                return pass_time(model, m, n, c, kv_type=kv_type).time_s
+            return split_pass_time(setup, n, c, kv_type=kv_type.lower()).time_s
 
     report = spec_report(
         tgt,
         drf,
         timer,
-        machine=m.slug,
+        machine=sysm.slug,
         alpha=alpha,
         gamma=gamma,
         ctx=ctx,
         mtp=mtp,
         observed_speedup=observed_speedup,
     )
-    models = [tgt] if mtp else [tgt, drf]
     warnings = [*report.warnings, *context_warnings([tgt], ctx)]
-    fit = fit_on(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower())
     update: dict[str, Any] = {"warnings": warnings}
-    if fit is not None:
-        update |= {
-            "fits": fit.fits,
-            "memory": fit,
-            "budget": _budget(models, m, system_gb, ctx=max(ctx, 1), kv_type=kv_type.lower()),
-        }
+    if sysm.unified:
+        fit = fit_on(
+            models, m, system.system_gb, ctx=reserved, kv_type=kv_type.lower(), load_mtp=mtp
+        )
+        if fit is not None:
+            update |= {
+                "fits": fit.fits,
+                "memory": fit,
+                "budget": _budget(
+                    models,
+                    m,
+                    system.system_gb,
+                    ctx=reserved,
+                    kv_type=kv_type.lower(),
+                    load_mtp=mtp,
+                ),
+            }
+    else:
+        from tokenwalk.costs.split import split_budget_report
+
+        budget_ = split_budget_report(
+            models,
+            sysm,
+            offload if not offload.auto else Offload(load_mtp=mtp),
+            ctx=reserved,
+            kv_type=kv_type.lower(),
+        )
+        fit = split_memory_fit(setups[id(tgt)], kv_type=kv_type.lower())
+        update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
     report = report.model_copy(update=update)
     for w in report.warnings:
         warn(w)

@@ -5,10 +5,14 @@
 where a GPU may hold less than that (a Mac's Metal working set), capacity - system is capped at
 the GPU's limit.
 
-Compute buffers follow what llama.cpp reserves for one micro-batch: the logits of `ubatch`
-tokens in f32 (ubatch x n_vocab x 4 bytes) plus activations of about 2 x n_embd f32 values per
-token (checked with `llama-fit-params -v`: 514.5 MiB for gemma-3-270m, 311 MiB for a Qwen2 7B at
-ubatch 512).
+Compute buffers follow what llama.cpp reserves for one micro-batch: the larger of the logits
+stage, ubatch x (n_vocab + 2 x n_embd) x 4 bytes, and the largest layer's live activations plus
+the f16 KQ mask (MoE: 3 x n_ff_exp x k + n_embd x k per token; MLA: the absorbed path over all
+heads; `offload.compute_buffer_bytes`). Checked with `llama-fit-params -v`: 514.5 MiB for
+gemma-3-270m, 311 MiB for a Qwen2 7B, 204.01 MiB for a Mixtral-shaped file at ubatch 512
+(tests/data/fit_params.md).
+
+A discrete card and its host are counted device by device in `costs.split`.
 
 The same accounting answers every timing command's "does it fit" (`memory_fit`): a speed is
 only reached when the weights and the KV are in the machine's memory.
@@ -23,9 +27,10 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import kv_bytes, state_bytes
+from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
-from tokenwalk.model.model import Model
+from tokenwalk.model.model import Model, Role
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "FitChecked",
     "with_fit",
     "offload_layers",
+    "loaded_weight_bytes",
 ]
 
 # Cache types Ollama's OLLAMA_KV_CACHE_TYPE takes (llama.cpp takes more, see kv.KV_TYPES).
@@ -66,20 +72,40 @@ ROOM_FRACTION = 0.125
 F32 = 4
 
 
-def compute_buffer_bytes(model: Model, ubatch: int = 512) -> int:
-    """Compute buffers for one micro-batch: ubatch x (n_vocab + 2 x n_embd) x 4 bytes."""
-    return ubatch * (model.spec.n_vocab + 2 * model.spec.n_embd) * F32
+def compute_buffer_bytes(model: Model, ubatch: int = 512, ctx: int = 0) -> int:
+    """Compute buffers for one micro-batch on one pool: the larger of the logits, ubatch x
+    (n_vocab + 2 x n_embd) x 4 bytes, and the largest layer's live activations plus the KQ mask
+    at `ctx` (`offload.compute_buffer_bytes`: MoE and MLA layers can need more than the
+    logits)."""
+    from tokenwalk.costs.kv import context_cells
+    from tokenwalk.costs.offload import compute_buffer_bytes as device_buffer
+
+    cells = context_cells(ctx) if ctx else 0
+    return device_buffer(model, ubatch, list(model.decoding_layers), head=True, ctx_cells=cells)
+
+
+def loaded_weight_bytes(model: Model, load_mtp: bool = False) -> int:
+    """Bytes of weights llama.cpp allocates: every tensor, except MTP/NextN blocks unless an MTP
+    draft asks for them (`load_mtp`; llama.cpp skips them otherwise, TENSOR_SKIP, #26296)."""
+    if load_mtp:
+        return model.tensor_bytes
+    return sum(t.n_bytes for t in model.tensors if t.role is not Role.MTP)
 
 
 def model_memory_bytes(
-    model: Model, ctx: int, kv_type: str = "f16", parallel: int = 1, ubatch: int = 512
+    model: Model,
+    ctx: int,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+    load_mtp: bool = False,
 ) -> tuple[int, float, int, int]:
     """(weights, KV at ctx, recurrent state, buffers) in bytes for one loaded model."""
     return (
-        model.tensor_bytes,
+        loaded_weight_bytes(model, load_mtp),
         kv_bytes(model, ctx, kv_type, parallel, ubatch),
         state_bytes(model, parallel),
-        compute_buffer_bytes(model, ubatch),
+        compute_buffer_bytes(model, ubatch, ctx),
     )
 
 
@@ -119,12 +145,24 @@ class BudgetReport(BaseModel):
     settings: dict[str, str]
     warnings: list[str]
     hints: list[str] = []  # when not even the weights fit: a smaller quant, offload
+    # a system of cards and a host: every device, the placement, the split as `ollama ps` says
+    devices: list[DeviceMemory] = []
+    placement: str = ""
+    split: str = ""
+    host: str = ""
 
 
-def _used(models: list[Model], ctx: int, kv_type: str, parallel: int, ubatch: int) -> float:
+def _used(
+    models: list[Model],
+    ctx: int,
+    kv_type: str,
+    parallel: int,
+    ubatch: int,
+    load_mtp: bool = False,
+) -> float:
     total = 0.0
     for m in models:
-        w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch)
+        w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch, load_mtp)
         total += w + kv + st + buf
     return total
 
@@ -136,20 +174,21 @@ def max_context_that_fits(
     parallel: int = 1,
     ubatch: int = 512,
     limit: int | None = None,
+    load_mtp: bool = False,
 ) -> int:
     """Largest context (a multiple of 256, up to `limit`) whose total stays within `room_bytes`.
 
     KV never shrinks as the context grows, so a bisection over the context is exact.
     """
     top = limit or max((m.spec.n_ctx_train for m in models), default=0) or 131072
-    if _used(models, 256, kv_type, parallel, ubatch) > room_bytes:
+    if _used(models, 256, kv_type, parallel, ubatch, load_mtp) > room_bytes:
         return 0
     lo, hi = 1, max(1, top // 256)
-    if _used(models, hi * 256, kv_type, parallel, ubatch) <= room_bytes:
+    if _used(models, hi * 256, kv_type, parallel, ubatch, load_mtp) <= room_bytes:
         return top
     while lo < hi - 1:
         mid = (lo + hi) // 2
-        if _used(models, mid * 256, kv_type, parallel, ubatch) <= room_bytes:
+        if _used(models, mid * 256, kv_type, parallel, ubatch, load_mtp) <= room_bytes:
             lo = mid
         else:
             hi = mid
@@ -170,6 +209,7 @@ def budget_report(
     smaller_quants: Sequence[tuple[str, list[Model]]] = (),
     gpu_limit_bytes: int | None = None,
     gpu_limit_note: str = "",
+    load_mtp: bool = False,
 ) -> BudgetReport:
     """Fit `models` (a target and drafts alike) into `capacity_bytes` next to `system_bytes`,
     and within `gpu_limit_bytes` where the GPU may hold less.
@@ -197,7 +237,7 @@ def budget_report(
     warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
     rows = []
     for m in models:
-        w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch)
+        w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch, load_mtp)
         rows.append(
             BudgetModel(
                 model=m.name,
@@ -226,7 +266,9 @@ def budget_report(
     else:
         verdict = "tight"
     limit = shortest * parallel or None
-    best = max_context_that_fits(models, room, kv_type, parallel, ubatch, limit=limit)
+    best = max_context_that_fits(
+        models, room, kv_type, parallel, ubatch, limit=limit, load_mtp=load_mtp
+    )
 
     default_ctx = trained or ctx
     default_kv = sum(
@@ -377,10 +419,11 @@ def memory_fit(
     parallel: int = 1,
     ubatch: int = 512,
     gpu_limit_bytes: int | None = None,
+    load_mtp: bool = False,
 ) -> MemoryFit:
     """needed = sum(weights + KV at ctx + state + buffers) against the room: capacity - system,
     capped at `gpu_limit_bytes` where the GPU may hold less (bytes)."""
-    needed = int(_used(models, ctx, kv_type, parallel, ubatch))
+    needed = int(_used(models, ctx, kv_type, parallel, ubatch, load_mtp))
     room = capacity_bytes - system_bytes
     limited = gpu_limit_bytes is not None and gpu_limit_bytes < room
     if limited:

@@ -70,6 +70,8 @@ __all__ = [
     "prefill_chunks",
     "decode_report",
     "prefill_report",
+    "DevicePart",
+    "SplitInfo",
 ]
 
 READING_TOK_S = (5.0, 8.0)  # silent reading, in tokens per second (about 4 to 6 words)
@@ -399,6 +401,37 @@ def decode_ceiling_tok_s(bandwidth_gbs: float, bytes_per_token: float) -> float:
     return bandwidth_gbs * 1e9 / bytes_per_token
 
 
+# -- split systems (the parts are worked out in costs/offload.py) ------------------------------
+
+
+class DevicePart(BaseModel):
+    """One device's share of a pass over a split model (a GPU, the host, or the link)."""
+
+    model_config = ConfigDict(frozen=True)
+    device: str
+    role: str  # gpu, host, link
+    weight_bytes: Bytes  # weights it reads (op offload: copied over the link)
+    kv_read_bytes: Bytes
+    flops: float
+    time_s: float
+    bound: str  # memory, compute, experts, link
+    how: str = ""
+
+
+class SplitInfo(BaseModel):
+    """How a model is split over cards and host: the flags, the share on the GPUs (as
+    `ollama ps` prints it), and each device's part of the time."""
+
+    model_config = ConfigDict(frozen=True)
+    system: str
+    host: str  # where the host comes from
+    link: str
+    placement: str  # llama.cpp flags
+    split: str  # "41%/59% CPU/GPU"
+    gpu_share: float  # share of the weights read per step that sit on a GPU
+    parts: list[DevicePart]
+
+
 # -- decode -----------------------------------------------------------------------------------
 
 
@@ -453,6 +486,7 @@ class DecodeReport(_OnMachine):
     machine_balance: float | None  # FLOP per byte at the machine's balance point
     reading_tok_s: tuple[float, float]
     vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
+    split: SplitInfo | None = None  # a model split over cards and host
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -559,6 +593,7 @@ class PrefillReport(_OnMachine):
     machine_balance: float | None
     n_chunks: int
     chunks: list[PrefillChunk]
+    split: SplitInfo | None = None  # a model split over cards and host
 
 
 def prefill_report(

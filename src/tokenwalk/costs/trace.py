@@ -18,10 +18,12 @@ laptop read 21.7 GB in 55 s (0.39 GB/s) through Ollama, far below its SSD.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import kv_stored_bytes, state_bytes
-from tokenwalk.costs.timing import pass_time, prefill_report
+from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
@@ -97,17 +99,26 @@ def load_rate(machine: Machine) -> tuple[float, str, bool]:
 
 
 def decode_seconds(
-    model: Model, machine: Machine, start_ctx: int, steps: int, kv_type: str = "f16"
+    model: Model,
+    machine: Machine,
+    start_ctx: int,
+    steps: int,
+    kv_type: str = "f16",
+    step: Callable[[int], tuple[float, float]] | None = None,
 ) -> tuple[float, list[float]]:
     """Sum of `steps` decode steps with the context growing from `start_ctx`.
 
     A step's time is piecewise linear in the context, so it is sampled at up to 17 points and
-    integrated with the trapezoid rule. Returns (seconds, sampled step times).
+    integrated with the trapezoid rule. `step(ctx)` -> (seconds, bytes) times a step on a split
+    system. Returns (seconds, sampled step times).
     """
     if steps <= 0:
         return 0.0, []
     points = sorted({start_ctx + round(i * (steps - 1) / 16) for i in range(17)})
-    times = [pass_time(model, machine, 1, c, kv_type=kv_type).time_s for c in points]
+    if step is not None:
+        times = [step(c)[0] for c in points]
+    else:
+        times = [pass_time(model, machine, 1, c, kv_type=kv_type).time_s for c in points]
     if len(points) == 1:
         return times[0] * steps, times
     total = 0.0
@@ -130,18 +141,22 @@ def trace_report(
     kv_type: str = "f16",
     tokenize_s: float | None = None,
     tokenize_detail: str | None = None,
+    prefill: PrefillReport | None = None,
+    step: Callable[[int], tuple[float, float]] | None = None,
 ) -> TraceReport:
     """The whole request as phases with start and duration, and its totals.
 
     `tokenize_s` is the measured time of rendering the template and tokenizing the prompt
-    (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token."""
+    (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token. A
+    model split over cards and host brings its own `prefill` and decode `step(ctx)` ->
+    (seconds, bytes)."""
     if output < 0:
         raise InputError(f"--output cannot be negative ({output})")
     if output > 1 << 24:
         raise InputError(f"--output {output:,} tokens is beyond any request")
     if restore_kv and cached <= 0:
         raise InputError("--restore-kv restores a saved prefix: give its length with --cached K")
-    pre = prefill_report(
+    pre = prefill or prefill_report(
         model, machine, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
     disk = machine.disk_read_gbs or DEFAULT_DISK_READ_GBS
@@ -210,16 +225,20 @@ def trace_report(
     add("KV stored", 0.0, stored, kv_after + state)
     add("LM head + first token", 0.0, f"scores {model.n_vocab:,} tokens, samples one")
     ttft = t
-    first = pass_time(model, machine, 1, prompt, kv_type=kv_type)
+    if step is not None:
+        first_s, first_bytes = step(prompt)
+    else:
+        first = pass_time(model, machine, 1, prompt, kv_type=kv_type)
+        first_s, first_bytes = first.time_s, first.work.bytes
     steps = max(output - 1, 0)
-    dec_s, _ = decode_seconds(model, machine, prompt + 1, steps, kv_type)
+    dec_s, _ = decode_seconds(model, machine, prompt + 1, steps, kv_type, step)
     if steps:
         add(
             "decode",
             dec_s,
             f"{steps:,} steps, context {prompt + 1:,} to {prompt + steps:,}; "
-            f"a step reads {first.work.bytes / 1e9:.2f} GB in {first.time_s * 1e3:.0f} ms",
-            first.work.bytes * steps,
+            f"a step reads {first_bytes / 1e9:.2f} GB in {first_s * 1e3:.0f} ms",
+            first_bytes * steps,
         )
     add("end", 0.0, "end-of-turn token")
     return TraceReport(
@@ -240,9 +259,9 @@ def trace_report(
         total_s=t,
         kv_stored_bytes=kv_after,
         state_bytes=state,
-        decode_step_read_bytes=first.work.bytes,
-        decode_step_s=first.time_s,
-        decode_tok_s=(steps / dec_s) if dec_s else 1.0 / first.time_s,
+        decode_step_read_bytes=first_bytes,
+        decode_step_s=first_s,
+        decode_tok_s=(steps / dec_s) if dec_s else 1.0 / first_s,
         disk_read_gbs=disk,
         disk_read_assumed=machine.disk_read_gbs is None,
         load_gbs=load_gbs,

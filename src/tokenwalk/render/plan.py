@@ -26,6 +26,9 @@ def _bar(share: float, width: int = 40, char: str = "█") -> str:
 
 
 def render_budget(r: BudgetReport, console: Console) -> None:
+    if r.devices:
+        _render_devices(r, console)
+        return
     t = Table(
         title=f"Memory on {safe_markup(r.machine)}: {_capacity(r.capacity_bytes)}",
         title_justify="left",
@@ -74,6 +77,57 @@ def render_budget(r: BudgetReport, console: Console) -> None:
         summary.add_row("try", safe_text(hint, limit=None))
     console.print(Group(t, "", summary))
     console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
+
+
+def _render_devices(r: BudgetReport, console: Console) -> None:
+    """A system of cards and a host: one row per device, the split as `ollama ps` says it."""
+    t = Table(
+        title=f"Memory on {safe_markup(r.machine)} and its host, at {count(r.ctx)} tokens "
+        f"({r.kv_type})",
+        title_justify="left",
+    )
+    for col in ("device", "holds", "weights", "KV", "buffers", "free", "of"):
+        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
+    for d in r.devices:
+        if d.role == "host":
+            holds = f"{d.layers} layers" if d.layers else "embedding"
+            if d.expert_layers:
+                holds = f"experts of {d.expert_layers}" + (f" + {holds}" if d.layers else "")
+        else:
+            holds = f"{d.layers} layers" + (" + head" if d.output else "")
+        free = human_bytes(d.free_bytes) if d.fits else f"[red]-{human_bytes(-d.free_bytes)}[/red]"
+        style = "red" if not d.fits else ("cyan" if d.role == "gpu" else "magenta")
+        t.add_row(
+            Text(d.device, style=style),
+            holds,
+            human_bytes(d.weights_bytes),
+            human_bytes(d.kv_bytes),
+            human_bytes(d.buffers_bytes),
+            free,
+            human_bytes(d.capacity_bytes),
+        )
+    summary = Table(show_header=False, box=None)
+    summary.add_column(style="bold")
+    summary.add_column()
+    summary.add_row("verdict", Text(r.verdict, style=_VERDICT_STYLE[r.verdict]))
+    summary.add_row("placement", safe_text(f"{r.split}  ({r.placement})", limit=None))
+    summary.add_row(
+        "capacity",
+        "; ".join(f"{safe_markup(d.device)} {_capacity(d.capacity_bytes)}" for d in r.devices),
+    )
+    if r.host:
+        summary.add_row("host", safe_text(r.host, limit=None))
+    summary.add_row(
+        "largest context that fits", count(r.max_fit_ctx) + " tokens" if r.max_fit_ctx else "none"
+    )
+    for k, v in r.settings.items():
+        summary.add_row(safe_text(k), safe_text(v, limit=None))
+    for hint in r.hints:
+        summary.add_row("try" if "fits" in hint else "short", safe_text(hint, limit=None))
+    console.print(Group(t, "", summary))
+    console.print(
+        "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
+    )
 
 
 def _capacity(n: float) -> str:

@@ -6,12 +6,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport
+from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport, SplitInfo
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
 from tokenwalk.render.safe import safe_markup, visible
 
-__all__ = ["render_decode", "render_prefill", "fit_line"]
+__all__ = ["render_decode", "render_prefill", "fit_line", "split_view"]
 
 
 def fit_line(fit: Efficiency) -> str:
@@ -59,18 +59,23 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     reads.add_row("[bold]total per step[/bold]", f"[bold]{human_bytes(r.step_read_bytes)}[/bold]")
 
     s = _summary()
+    split = r.split is not None and len(r.split.parts) > 1
     _kv(
         s,
         "ceiling",
         rate(r.ceiling_tok_s),
-        f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
+        "every device reading its bytes at its full bandwidth, one after another"
+        if split
+        else f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
     _kv(s, "estimate", rate(r.tok_s), f"{r.ms_per_token:,.1f} ms per step, {r.bound}-bound")
     _kv(
         s,
         "  memory",
         seconds(r.memory_s),
-        f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
+        "each device's bytes at its own bandwidth (below)"
+        if split
+        else f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
     )
     if r.tflops:
         rates = f"({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
@@ -109,7 +114,37 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     lo, hi = r.reading_tok_s
     _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    console.print(Group(Text(title, style="italic"), reads, "", s))
+    parts: list = [Text(title, style="italic"), reads, "", s]
+    if r.split is not None:
+        parts += ["", split_view(r.split, "a step")]
+    console.print(Group(*parts))
+
+
+def split_view(sp: SplitInfo, what: str) -> Group:
+    """Where the model sits and each device's part of the time (a split over cards and host)."""
+    head = _summary()
+    _kv(head, "placement", safe_markup(sp.split), safe_markup(sp.placement) or "-ngl all")
+    if sp.host:
+        _kv(head, "host", "", safe_markup(sp.host))
+    if sp.link:
+        _kv(head, "link", "", safe_markup(sp.link))
+    if len(sp.parts) < 2:
+        return Group(head)
+    t = Table(title=f"each device's part of {what}", title_justify="left")
+    for col in ("device", "weights", "KV read", "time", ""):
+        t.add_column(col, justify="left" if col in ("device", "") else "right")
+    total = sum(p.time_s for p in sp.parts) or 1.0
+    for p in sp.parts:
+        label = "link" if p.role == "link" else f"{safe_markup(p.device)} ({p.role})"
+        note = p.how or (f"{p.bound}-bound" if p.bound else "")
+        t.add_row(
+            label,
+            human_bytes(p.weight_bytes) if p.role != "link" else "",
+            human_bytes(p.kv_read_bytes) if p.role != "link" else "",
+            f"{_short_seconds(p.time_s)} ({pct(p.time_s / total)})",
+            safe_markup(note),
+        )
+    return Group(head, t)
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
@@ -161,6 +196,8 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     _kv(s, "bound", bound, "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit))
     parts: list = [Text(title, style="italic"), chunks, "", s]
+    if r.split is not None:
+        parts += ["", split_view(r.split, "the prefill")]
     if moe:
         parts += [
             "",

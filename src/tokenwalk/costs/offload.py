@@ -1,0 +1,853 @@
+"""Where llama.cpp puts each tensor on a system of cards and a host, what each device holds, and
+how long a pass takes when the model is split.
+
+Placement (llama.cpp `llama_model_base::load_tensors`, `common/fit.cpp`; see
+docs/offload.md for the sources):
+
+- `-ngl N` puts the LAST N "layers" on the GPUs, the output head counting as layer n_layer_all
+  (MTP blocks included in n_layer_all) and going first: GPU layers are il >= n_layer_all + 1 - N.
+- The token embedding always stays in RAM; a tied head is duplicated onto the output device.
+- Layers are split over several GPUs in proportion to their free memory: layer il goes to the
+  first device whose cumulative share exceeds (il - i_gpu_start) / N.
+- `--cpu-moe` / `--n-cpu-moe N` keep the routed experts (`ffn_*_exps`) of all / the first N
+  layers in RAM; attention, router, shared experts and KV stay with the layer.
+- `auto` is `--fit`: everything if it fits with 1024 MiB free per device; else an unset context
+  shrinks towards 4096; else for a MoE the experts of the LAST layers go to RAM (layers converted
+  to full GPU layers front to back), for a dense model the most whole layers that fit.
+- Each layer's KV cache lives with its layer; MTP blocks are not loaded unless an MTP draft
+  asks for them (`Offload.load_mtp`).
+
+Memory per device = weights placed there + KV of its layers + recurrent state + its compute
+buffer (`compute_buffer_bytes`).
+
+Time of a pass (`system_pass`): the model's parts run one after another, each on its device at
+that device's rates and fitted efficiencies (`timing.pass_seconds`): GPU parts at VRAM speed,
+RAM-resident weights on the CPU at RAM speed; every change of device moves the hidden state,
+n_embd x tokens x 4 bytes, over the link. A micro-batch of 32 tokens or more copies the
+RAM-resident weights it uses over the link and multiplies them on the GPU (op offload), while
+attention of a RAM-resident layer stays on the CPU beside its KV (llama.cpp's scheduler offloads
+whenever it may; `--no-op-offload` keeps the work on the CPU). `--split-mode tensor` adds the
+cards' bandwidth and compute and pays two all-reduces per layer.
+Formulas: docs/timing-model.md ("Split systems").
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.costs.kv import context_cells, kv_bytes_per_cell, sliding_cells
+from tokenwalk.costs.timing import (
+    DevicePart,
+    PassWork,
+    matrix_flops,
+    pass_seconds,
+    pass_work,
+)
+from tokenwalk.costs.weights import weight_bytes_read
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine
+from tokenwalk.model.layers import Attention, Ffn, Layer
+from tokenwalk.model.model import Model, Role, Tensor
+from tokenwalk.system import Offload, System
+from tokenwalk.units import Bytes
+
+__all__ = [
+    "HOST",
+    "FIT_MARGIN_BYTES",
+    "FIT_MIN_CTX",
+    "OP_OFFLOAD_MIN_BATCH",
+    "ALLREDUCE_LATENCY_S",
+    "HOST_EXPERT_LAYER_S",
+    "LINK_COPY_EFFICIENCY",
+    "Placement",
+    "DeviceMemory",
+    "SystemPass",
+    "activation_floats",
+    "compute_buffer_bytes",
+    "place",
+    "fit_auto",
+    "device_memory",
+    "system_pass",
+    "tensor_parallel_machine",
+]
+
+HOST = -1
+MIB = 1 << 20
+FIT_MARGIN_BYTES = 1024 * MIB  # llama.cpp --fit-target default, per device
+FIT_MIN_CTX = 4096  # llama.cpp --fit-ctx default
+OP_OFFLOAD_MIN_BATCH = 32  # GGML_OP_OFFLOAD_MIN_BATCH default (ggml-cuda.cu, ggml-metal)
+# One all-reduce of a small tensor across cards (NCCL over PCIe): derived from llama.cpp #19378,
+# 4 x RTX 4090, gpt-oss-120b tg128 at 180 t/s with --split-mode tensor: 5.5 ms a token, of which
+# the cards' reads and per-layer overheads take about 3.7 ms, leaves 1.8 ms for 72 all-reduces.
+ALLREDUCE_LATENCY_S = 25e-6
+# A block whose only work on the CPU is its routed experts pays a fixed cost there (the hidden
+# state copied out and back with a stream sync each way, the CPU threads woken for the expert
+# ops) instead of the CPU fit's per-layer overhead, which covers a whole block: derived from the
+# RTX 5080 runs of Qwen3.5-35B-A3B (research section 7: -ot exps=CPU 51.0 tok/s, --n-cpu-moe 24
+# 69.6 tok/s; 16 blocks' experts moved to the GPU save 5.2 ms, 0.33 ms a block, of which the
+# expert bytes at RAM speed are 0.22 ms).
+HOST_EXPERT_LAYER_S = 100e-6
+# Op offload copies weights over the link synchronously: the share of PCIe's rate a large
+# host-to-device copy sustains (CUDA's bandwidthTest: about 26 GB/s on PCIe 4.0 x16 of 31.5).
+LINK_COPY_EFFICIENCY = 0.85
+F32 = 4
+
+
+# -- what each layer weighs ----------------------------------------------------------------------
+
+
+def _is_output(t: Tensor) -> bool:
+    return t.layer is None and (t.role is Role.OUTPUT or t.name.startswith("output"))
+
+
+@dataclass(frozen=True)
+class _Weights:
+    """Bytes of a model by where llama.cpp may place them (per block index, n_layer_all)."""
+
+    dense: tuple[int, ...]  # a block's tensors other than routed experts
+    experts: tuple[int, ...]  # its routed experts (ffn_*_exps)
+    largest_expert: tuple[int, ...]  # its largest single expert tensor
+    largest: tuple[int, ...]  # its largest single tensor
+    embd: int  # token embedding and other input-side globals: always in RAM
+    output: int  # output head + output norm (+ the tied copy)
+
+
+def _weights(model: Model, load_mtp: bool) -> _Weights:
+    n = model.spec.n_layer_all
+    dense, experts, lx, lg = [0] * n, [0] * n, [0] * n, [0] * n
+    embd = output = 0
+    for t in model.tensors:
+        if t.layer is None:
+            if _is_output(t):
+                output += t.n_bytes
+            else:
+                embd += t.n_bytes
+            continue
+        if t.role is Role.MTP and not load_mtp:
+            continue  # TENSOR_SKIP: llama.cpp allocates nothing for it
+        il = t.layer
+        if t.role is Role.EXPERT:
+            experts[il] += t.n_bytes
+            lx[il] = max(lx[il], t.n_bytes)
+        else:
+            dense[il] += t.n_bytes
+        lg[il] = max(lg[il], t.n_bytes)
+    if model.spec.tied_embeddings and model.embedding is not None:
+        output += model.embedding.n_bytes  # TENSOR_DUPLICATED onto the output device
+    return _Weights(tuple(dense), tuple(experts), tuple(lx), tuple(lg), embd, output)
+
+
+# -- placement -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where each block, its experts and the output head live. Devices are 0..n_devices-1;
+    HOST (-1) is RAM. `ngl` is llama.cpp's -ngl value that gives the layer split."""
+
+    n_devices: int
+    layer_device: tuple[int, ...]  # per block, n_layer_all of them
+    output_device: int
+    experts_host: frozenset[int]  # blocks whose routed experts are in RAM
+    ngl: int
+    ctx: int  # the context reserved (--fit may shrink an unset one)
+    flags: str  # llama.cpp flags that reproduce it
+
+    @cached_property
+    def all_on_gpu(self) -> bool:
+        return (
+            HOST not in self.layer_device and self.output_device != HOST and not (self.experts_host)
+        )
+
+    def expert_device(self, il: int) -> int:
+        return HOST if il in self.experts_host else self.layer_device[il]
+
+
+def _proportional(i_gpu_start: int, n_all: int, shares: list[float]) -> list[int]:
+    """Device of each index i_gpu_start..n_all (the last one is the output): the first device
+    whose cumulative share of free memory exceeds (il - i_gpu_start) / act (upper_bound)."""
+    total = sum(shares) or 1.0
+    cum, acc = [], 0.0
+    for s in shares:
+        acc += s / total
+        cum.append(acc)
+    act = n_all + 1 - i_gpu_start
+    out = []
+    for il in range(i_gpu_start, n_all + 1):
+        frac = (il - i_gpu_start) / act
+        out.append(min(bisect.bisect_right(cum, frac), len(shares) - 1))
+    return out
+
+
+def place(
+    model: Model,
+    offload: Offload,
+    shares: list[float],
+    *,
+    ctx: int,
+    experts_host: frozenset[int] | None = None,
+    ngl: int | None = None,
+    counts: list[int] | None = None,
+) -> Placement:
+    """The placement llama.cpp makes for `-ngl` (offload.gpu_layers, None: all), `--cpu-moe`,
+    `--n-cpu-moe`, over devices with free memory `shares` (bytes). `counts` gives layers per
+    device explicitly (llama.cpp's -ts as --fit writes it), from the first device on."""
+    n_all = model.spec.n_layer_all
+    n_gpu = n_all + 1 if ngl is None else ngl
+    if ngl is None and offload.gpu_layers is not None:
+        n_gpu = offload.gpu_layers
+    n_gpu = max(0, min(n_gpu, n_all + 1))
+    start = n_all + 1 - n_gpu
+    if counts is not None:
+        devs = [d for d, c in enumerate(counts) for _ in range(c)]
+    else:
+        devs = _proportional(start, n_all, shares) if n_gpu else []
+    layer_device = [HOST] * n_all
+    output_device = HOST
+    for k, il in enumerate(range(start, n_all + 1)):
+        if il == n_all:
+            output_device = devs[k]
+        else:
+            layer_device[il] = devs[k]
+    moe = [il for il, layer in enumerate(model.layers) if layer.ffn is Ffn.MOE]
+    if experts_host is None:
+        if offload.cpu_moe:
+            experts_host = frozenset(moe)
+        elif offload.n_cpu_moe:
+            experts_host = frozenset(il for il in moe if il < offload.n_cpu_moe)
+        else:
+            experts_host = frozenset()
+    # experts of a RAM layer are in RAM anyway: keep the set to layers on a GPU
+    experts_host = frozenset(il for il in experts_host if layer_device[il] != HOST)
+    flags = [f"-ngl {n_gpu}" if n_gpu <= n_all else "-ngl all"]
+    if experts_host:
+        flags.append(_experts_flag(experts_host, moe))
+    if counts is not None and len(counts) > 1:
+        flags.append("-ts " + ",".join(str(c) for c in counts))
+    return Placement(
+        n_devices=len(shares),
+        layer_device=tuple(layer_device),
+        output_device=output_device,
+        experts_host=experts_host,
+        ngl=n_gpu,
+        ctx=ctx,
+        flags=" ".join(flags),
+    )
+
+
+def _experts_flag(host: frozenset[int], moe: list[int]) -> str:
+    if set(moe) <= host:
+        return "--cpu-moe"
+    top = max(host)
+    if host == {il for il in moe if il <= top}:
+        return f"--n-cpu-moe {top + 1}"
+    lo = min(host)
+    return f'-ot "blk\\.({lo}..{top})\\.ffn_.*_exps=CPU" (experts of {len(host)} layers in RAM)'
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+
+def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> float:
+    """f32 values per micro-batch token live at a layer's peak: the residual stream and the
+    normed input (2 x n_embd) plus the larger of
+
+        attention: MLA absorbed path over all heads, n_head x (3 kv_lora_rank + rope)
+        FFN:       dense 3 x n_ff (gate, up, activated);
+                   MoE 3 x n_ff_exp x k + n_embd x k (weighted expert outputs before the sum)
+                   + 3 x n_ff_shexp x shared experts
+
+    `experts` False leaves the routed experts out (they run elsewhere)."""
+    spec = model.spec
+    attn = 0.0
+    if layer.attention is Attention.MLA:
+        # absorbed path: q_nope x wk_b (kv_lora_rank), q with rope (kv_lora_rank + rope), and
+        # the attention output in the latent (kv_lora_rank), over all heads
+        n_head = spec.n_head[layer.index]
+        attn = n_head * (2 * spec.kv_lora_rank + layer.k_width)
+    ffn = 0.0
+    if layer.ffn is Ffn.DENSE:
+        ffn = 3.0 * layer.n_ff
+    elif layer.ffn is Ffn.MOE:
+        if experts:
+            ffn = 3.0 * layer.n_ff_exp * layer.n_expert_used + spec.n_embd * layer.n_expert_used
+        ffn += 3.0 * spec.n_ff_shexp * max(layer.n_expert_shared, 1 if spec.n_ff_shexp else 0)
+        if spec.arch in ("gemma4",) and layer.n_ff:
+            ffn += 3.0 * layer.n_ff
+    return 2.0 * spec.n_embd + max(attn, ffn)
+
+
+def logits_floats(model: Model) -> float:
+    """f32 values per micro-batch token when the head runs: n_vocab logits + 2 x n_embd (a CLI
+    or llama-bench reserves logits for every token of the micro-batch); DeepSeek2's graph still
+    holds n_embd x (k + shared experts) of the last layer's expert outputs then (DeepSeek-V2-Lite:
+    240.26 MiB at ubatch 512 where the logits alone give 208; Qwen3-MoE and Qwen3.6, the latter
+    with a shared expert, show none; tests/data/fit_params.md)."""
+    spec = model.spec
+    out = spec.n_vocab + 2.0 * spec.n_embd
+    if spec.arch == "deepseek2" and spec.n_expert:
+        out += spec.n_embd * (spec.n_expert_used + spec.n_expert_shared)
+    return out
+
+
+def compute_buffer_bytes(
+    model: Model,
+    ubatch: int,
+    layers: list[Layer],
+    *,
+    head: bool,
+    experts: bool = True,
+    ctx_cells: int = 0,
+) -> int:
+    """One device's compute buffer, the larger of
+
+        layer peak: ubatch x max over `layers` of activation_floats x 4
+                    + the KQ mask while attention runs, ctx_cells x ubatch x 2 (f16)
+        head:       ubatch x (n_vocab + 2 n_embd) x 4, if the output head runs there
+
+    Buffers are reused from layer to layer, so the peak counts once. Checked with
+    `llama-fit-params -v` (tests/data/fit_params.md): Mixtral-shaped 204.01 MiB at ubatch 512
+    and -c 4096, 816.05 MiB at ubatch 2048, 928.05 MiB at ubatch 2048 and -c 32768."""
+    peak = max((activation_floats(model, x, experts=experts) for x in layers), default=0.0)
+    attends = any(x.has_kv for x in layers)
+    layer_bytes = ubatch * peak * F32 + (ctx_cells * ubatch * 2 if attends and layers else 0)
+    head_bytes = ubatch * logits_floats(model) * F32 if head else 0.0
+    return int(max(layer_bytes, head_bytes))
+
+
+def mask_bytes(ctx_cells: int, ubatch: int) -> int:
+    """The KQ mask, a graph input in the host's compute buffer: cells x ubatch x 4 bytes."""
+    return ctx_cells * ubatch * F32
+
+
+class DeviceMemory(BaseModel):
+    """What one device (a GPU, or the host's RAM) holds. Bytes; capacity in the vendor's unit
+    converted (GiB), `room` = capacity - system (or what the GPU may hold)."""
+
+    model_config = ConfigDict(frozen=True)
+    device: str  # slug
+    name: str
+    role: str  # "gpu" or "host"
+    capacity_bytes: Bytes
+    system_bytes: Bytes
+    room_bytes: Bytes
+    weights_bytes: Bytes
+    kv_bytes: Bytes  # KV + recurrent state of its layers
+    buffers_bytes: Bytes
+    used_bytes: Bytes
+    free_bytes: Bytes
+    layers: int  # blocks placed here (for the host: blocks whose weights are all in RAM)
+    expert_layers: int  # blocks whose routed experts are here while the block is elsewhere
+    output: bool  # the output head is here
+    fits: bool
+
+
+def _layer_kv(model: Model, layer: Layer, ctx: int, kv_type: str, parallel: int, ub: int) -> float:
+    if layer.mtp and not layer.has_kv:
+        return 0.0
+    if layer.attention is Attention.RECURRENT:
+        return layer.state_elems * 4.0 * parallel
+    if not layer.has_kv:
+        return 0.0
+    if layer.attention is Attention.SLIDING:
+        cells = sliding_cells(ctx, layer.window, ub, parallel)
+    else:
+        cells = context_cells(ctx, parallel)
+    return kv_bytes_per_cell(layer, kv_type) * cells * parallel
+
+
+def device_memory(
+    model: Model,
+    system: System,
+    placement: Placement,
+    *,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+    system_bytes: list[int],
+    op_offload: bool = True,
+    load_mtp: bool = False,
+    tensor_split: int = 1,
+) -> list[DeviceMemory]:
+    """Memory of every GPU of `system` and of its host under `placement`, at placement.ctx.
+    `system_bytes` holds the share held by others per device, the host last. With
+    `tensor_split` cards sharing the work, each holds 1/n of weights, KV and buffers."""
+    assert system.host is not None
+    w = _weights(model, load_mtp)
+    ctx = placement.ctx
+    nd = placement.n_devices
+    weights = [0.0] * (nd + 1)  # index -1 is the host
+    kv = [0.0] * (nd + 1)
+    layers_at: list[list[Layer]] = [[] for _ in range(nd + 1)]
+    expert_layers = [0] * (nd + 1)
+    n_layers = [0] * (nd + 1)
+    weights[HOST] += w.embd
+    weights[placement.output_device] += w.output
+    host_weights = [0]
+    for layer in model.layers:
+        il = layer.index
+        d = placement.layer_device[il]
+        weights[d] += w.dense[il]
+        x = placement.expert_device(il)
+        weights[x] += w.experts[il]
+        if x != d and w.experts[il]:
+            expert_layers[x] += 1
+        if layer.mtp and not load_mtp:
+            continue
+        kv[d] += _layer_kv(model, layer, ctx, kv_type, parallel, ubatch)
+        n_layers[d] += 1
+        layers_at[d].append(layer)
+        if d == HOST:
+            host_weights.append(w.largest[il])
+        elif x == HOST:
+            host_weights.append(w.largest_expert[il])
+    cells = context_cells(ctx, parallel)
+    out: list[DeviceMemory] = []
+    devices = [*system.devices[:nd], system.host]
+    for i, dev in enumerate(devices):
+        k = HOST if i == nd else i
+        is_host = k == HOST
+        head = placement.output_device == k
+        buf = compute_buffer_bytes(
+            model, ubatch, layers_at[k], head=head, ctx_cells=0 if k == HOST else cells
+        )
+        if is_host:
+            expert_only = [x for x in model.decoding_layers if x.index in placement.experts_host]
+            buf = max(
+                buf,
+                compute_buffer_bytes(model, ubatch, expert_only, head=False),
+            ) + mask_bytes(cells, ubatch)
+        elif k == 0 and op_offload and ubatch >= OP_OFFLOAD_MIN_BATCH:
+            buf += max(host_weights)  # the largest RAM weight, copied in for one op at a time
+        wk, kvk = weights[k], kv[k]
+        cards = [(i, dev)]
+        if not is_host and tensor_split > 1:  # every card holds its share of everything
+            wk, kvk, buf = wk / tensor_split, kvk / tensor_split, int(buf / tensor_split)
+            cards = list(enumerate(system.devices))
+        for j, card in cards:
+            capacity = int(card.memory_bytes or 0)
+            sysb = system_bytes[-1] if is_host else system_bytes[min(j, len(system_bytes) - 2)]
+            room = capacity - sysb
+            if not is_host and card.gpu_usable_bytes is not None:
+                room = min(room, int(card.gpu_usable_bytes))
+            used = wk + kvk + buf
+            out.append(
+                DeviceMemory(
+                    device=card.slug,
+                    name=card.name,
+                    role="host" if is_host else "gpu",
+                    capacity_bytes=capacity,
+                    system_bytes=sysb,
+                    room_bytes=room,
+                    weights_bytes=int(wk),
+                    kv_bytes=kvk,
+                    buffers_bytes=buf,
+                    used_bytes=used,
+                    free_bytes=room - used,
+                    layers=n_layers[k],
+                    expert_layers=expert_layers[k],
+                    output=head,
+                    fits=room - used >= 0,
+                )
+            )
+    return out
+
+
+def fit_auto(
+    model: Model,
+    system: System,
+    *,
+    ctx: int | None,
+    kv_type: str,
+    parallel: int,
+    ubatch: int,
+    system_bytes: list[int],
+    offload: Offload,
+    margin: int = FIT_MARGIN_BYTES,
+) -> Placement:
+    """llama.cpp's `--fit`: keep `margin` free on every GPU (the host's RAM is not checked).
+
+    1. everything on the GPUs if it fits; 2. an unset context shrinks, down to FIT_MIN_CTX;
+    3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
+    RAM; layers become full GPU layers front to back); a dense model, or a MoE whose dense part
+    alone does not fit, keeps the most whole layers, filling the GPUs back to front."""
+    nd = len(system.devices)
+    shares = [
+        float(max(0, (d.memory_bytes or 0) - s))
+        for d, s in zip(system.devices, system_bytes, strict=False)
+    ]
+    trained = model.spec.n_ctx_train or 4096
+    c0 = ctx if ctx is not None else trained
+
+    def ok(p: Placement) -> bool:
+        mem = device_memory(
+            model,
+            system,
+            p,
+            kv_type=kv_type,
+            parallel=parallel,
+            ubatch=ubatch,
+            system_bytes=system_bytes,
+            op_offload=offload.op_offload,
+            load_mtp=offload.load_mtp,
+        )
+        # --fit measures the cards only (the host's RAM is not its concern; mmap pages in)
+        return all(m.free_bytes >= margin for m in mem if m.role == "gpu")
+
+    full = place(model, offload, shares, ctx=c0)
+    if ok(full):
+        return _with_flag(full, "")
+    c = c0
+    if ctx is None and trained > FIT_MIN_CTX:
+        lo, hi = FIT_MIN_CTX // 256, trained // 256
+        if ok(place(model, offload, shares, ctx=lo * 256)):
+            while lo < hi - 1:
+                mid = (lo + hi) // 2
+                if ok(place(model, offload, shares, ctx=mid * 256)):
+                    lo = mid
+                else:
+                    hi = mid
+            return _with_flag(place(model, offload, shares, ctx=lo * 256), f"-c {lo * 256}")
+        c = FIT_MIN_CTX
+    ctx_flag = f"-c {c}" if ctx is None else ""
+    moe = [x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp]
+    if moe:
+        everything = frozenset(moe)
+        if ok(place(model, offload, shares, ctx=c, experts_host=everything)):
+            # convert layers to full GPU layers front to back: experts of the first j on GPU
+            lo, hi = 0, len(moe)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if ok(place(model, offload, shares, ctx=c, experts_host=frozenset(moe[mid:]))):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            p = place(model, offload, shares, ctx=c, experts_host=frozenset(moe[lo:]))
+            return _with_flag(p, ctx_flag)
+        return _with_flag(
+            _fill_back_to_front(model, offload, shares, c, ok, nd, everything), ctx_flag
+        )
+    return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
+
+
+def _fill_back_to_front(
+    model: Model,
+    offload: Offload,
+    shares: list[float],
+    ctx: int,
+    ok,  # noqa: ANN001
+    nd: int,
+    experts_host: frozenset[int] | None,
+) -> Placement:
+    """Whole layers from the last device backwards: each device takes as many of the highest
+    remaining layers (the output head first) as fit."""
+    n_all = model.spec.n_layer_all
+    counts = [0] * nd
+    taken = 0
+    for d in reversed(range(nd)):
+        while taken < n_all + 1:
+            counts[d] += 1
+            p = place(
+                model,
+                offload,
+                shares,
+                ctx=ctx,
+                experts_host=experts_host,
+                ngl=taken + 1,
+                counts=counts,
+            )
+            if not ok(p):
+                counts[d] -= 1
+                break
+            taken += 1
+    return place(
+        model, offload, shares, ctx=ctx, experts_host=experts_host, ngl=taken, counts=counts
+    )
+
+
+def _with_flag(p: Placement, extra: str) -> Placement:
+    return replace(p, flags=(p.flags + " " + extra).strip() if extra else p.flags)
+
+
+# -- time ----------------------------------------------------------------------------------------
+
+
+class SystemPass(BaseModel):
+    """A pass over a split model: the parts in order and their sum."""
+
+    model_config = ConfigDict(frozen=True)
+    time_s: float
+    memory_s: float
+    compute_s: float
+    overhead_s: float
+    link_s: float
+    bytes: float  # weights + KV + state read, all devices
+    weight_bytes: float
+    kv_read_bytes: float
+    state_bytes: float
+    flops: float
+    bound: str
+    parts: list[DevicePart]
+    gpu_share: float  # share of the weights a step reads that sit on a GPU
+
+
+def _part_model(model: Model, tensors: list[Tensor], layers: set[int]) -> Model:
+    """`model` cut to `tensors` and the decoding `layers` (their KV and attention)."""
+    kept = tuple(
+        x if x.index in layers and not x.mtp else replace(x, mtp=True) for x in model.layers
+    )
+    spec = replace(model.spec, tied_embeddings=False)
+    return replace(model, spec=spec, layers=kept, tensors=tuple(tensors))
+
+
+@dataclass
+class _Part:
+    device: int
+    tensors: list[Tensor]
+    layers: set[int]  # blocks whose attention and KV run here
+    compute_layers: int  # blocks that run some of their products here (overhead)
+
+
+def _parts(model: Model, placement: Placement, load_mtp: bool) -> list[_Part]:
+    """The model cut by device, in the order a pass runs them (input, blocks, head)."""
+    by_dev: dict[int, _Part] = {}
+
+    def part(d: int) -> _Part:
+        if d not in by_dev:
+            by_dev[d] = _Part(d, [], set(), 0)
+        return by_dev[d]
+
+    counted: dict[int, set[int]] = {}
+    for t in model.tensors:
+        if t.layer is None:
+            d = placement.output_device if _is_output(t) else HOST
+            part(d).tensors.append(t)
+            continue
+        if t.role is Role.MTP and not load_mtp:
+            continue
+        il = t.layer
+        d = placement.expert_device(il) if t.role is Role.EXPERT else placement.layer_device[il]
+        part(d).tensors.append(t)
+        counted.setdefault(d, set()).add(il)
+    emb = model.embedding
+    if model.spec.tied_embeddings and emb is not None and placement.output_device != HOST:
+        part(placement.output_device).tensors.append(Tensor(emb.info, Role.OUTPUT, None))
+    elif model.spec.tied_embeddings and emb is not None:
+        part(HOST).tensors.append(Tensor(emb.info, Role.OUTPUT, None))
+    for layer in model.decoding_layers:
+        part(placement.layer_device[layer.index]).layers.add(layer.index)
+    for d, ils in counted.items():
+        part(d).compute_layers = len(ils)
+    return [by_dev[d] for d in sorted(by_dev, key=lambda d: (d != HOST, d))]
+
+
+def _crossings(model: Model, placement: Placement) -> int:
+    """Times the hidden state changes device along a pass: input (RAM) -> blocks -> head, a
+    block whose experts are elsewhere crossing there and back."""
+    where = HOST
+    n = 0
+    for layer in model.decoding_layers:
+        d = placement.layer_device[layer.index]
+        if d != where:
+            n += 1
+            where = d
+        x = placement.expert_device(layer.index)
+        if x != d and layer.ffn is Ffn.MOE:
+            n += 2
+    if placement.output_device != where:
+        n += 1
+    return n
+
+
+def tensor_parallel_machine(system: System) -> Machine:
+    """The cards of `--split-mode tensor` seen as one: bandwidth, compute and memory add."""
+    devs = system.devices
+    first = devs[0]
+    mem = [d.memory_bytes for d in devs]
+    return first.model_copy(
+        update=dict(
+            slug=system.slug,
+            name=system.name + " (tensor split)",
+            bandwidth_gbs=sum(d.bandwidth_gbs for d in devs),
+            tflops=sum(d.tflops or 0 for d in devs) or None,
+            memory_bytes=sum(m for m in mem if m) if all(mem) else None,
+        )
+    )
+
+
+def _cost(work: PassWork, m: Machine) -> tuple[float, float, float, float, str]:
+    mem, comp, expert, over = pass_seconds(
+        work.bytes,
+        matrix_flops(work),
+        work.row_flops,
+        work.n_layers,
+        m.bandwidth_gbs,
+        m.tflops,
+        m.fit,
+        expert_flops=0.0 if work.matvec else work.expert_flops,
+        expert_row_flops=work.expert_row_flops,
+    )
+    bound = "memory"
+    if comp > mem:
+        bound = "experts" if expert > comp / 2 else "compute"
+    return max(mem, comp) + over, mem, comp, over, bound
+
+
+def system_pass(
+    model: Model,
+    system: System,
+    placement: Placement,
+    n_tokens: int,
+    ctx: int,
+    *,
+    kv_type: str = "f16",
+    streams: int = 1,
+    n_logits: float | None = None,
+    op_offload: bool = True,
+    load_mtp: bool = False,
+    tensor_split: bool = False,
+) -> SystemPass:
+    """Time of a pass of `n_tokens` per stream at `ctx` over the split model (see the module's
+    description): the parts' times and the link transfers add, no overlap."""
+    if system.host is None:
+        raise InputError("a split pass needs a host beside the cards")
+    host = system.host
+    link = (system.link_gbs or 1.0) * 1e9
+    tokens = n_tokens * streams
+    devices = [tensor_parallel_machine(system)] if tensor_split else list(system.devices)
+    parts: list[DevicePart] = []
+    mem_s = comp_s = over_s = link_s = 0.0
+    w_bytes = kv_b = st_b = flops = 0.0
+    gpu_w = 0.0
+    for part in _parts(model, placement, load_mtp):
+        sub = _part_model(model, part.tensors, part.layers)
+        work = pass_work(sub, n_tokens, ctx, kv_type=kv_type, streams=streams, n_logits=n_logits)
+        full = len(part.layers)
+        expert_only = max(part.compute_layers - full, 0)
+        work = work.model_copy(
+            update={"n_layers": full if part.device == HOST else part.compute_layers}
+        )
+        w_bytes += work.weight_bytes
+        kv_b += work.kv_read_bytes
+        st_b += work.state_bytes
+        flops += work.flops
+        if part.device != HOST:
+            dev = devices[min(part.device, len(devices) - 1)]
+            t, m, c, o, bound = _cost(work, dev)
+            gpu_w += work.weight_bytes
+            mem_s, comp_s, over_s = mem_s + m, comp_s + c, over_s + o
+            parts.append(
+                DevicePart(
+                    device=dev.slug,
+                    role="gpu",
+                    weight_bytes=work.weight_bytes,
+                    kv_read_bytes=work.kv_read_bytes,
+                    flops=work.flops,
+                    time_s=t,
+                    bound=bound,
+                )
+            )
+            continue
+        # the host's part: on the CPU, or (a micro-batch of 32 tokens or more) its weights
+        # copied over the link and multiplied on the first GPU, attention staying on the CPU
+        t, m, c, o, bound = _cost(work, host)
+        t, o = t + expert_only * HOST_EXPERT_LAYER_S, o + expert_only * HOST_EXPERT_LAYER_S
+        how = "on the CPU"
+        part_link = 0.0
+        streamed = weight_bytes_read(sub, tokens) - _lookup_bytes(sub, tokens)
+        if op_offload and tokens >= OP_OFFLOAD_MIN_BATCH and streamed > 0:
+            gpu = devices[0]
+            per_row = work.attention_flops / max(tokens, 1)
+            on_gpu = work.model_copy(
+                update=dict(
+                    kv_read_bytes=0.0,
+                    state_bytes=0.0,
+                    attention_flops=0.0,
+                    row_flops=max(work.row_flops - per_row, 0.0),
+                )
+            )
+            on_cpu = work.model_copy(
+                update=dict(
+                    weight_bytes=0.0,
+                    matmul_flops=0.0,
+                    expert_flops=0.0,
+                    expert_row_flops=0.0,
+                    row_flops=per_row,
+                )
+            )
+            tg, mg, cg, og, bg = _cost(on_gpu, gpu)
+            tc, mc, cc, oc, _ = _cost(on_cpu, host)
+            copy_s = streamed / (link * LINK_COPY_EFFICIENCY)
+            # the scheduler offloads whenever it may, faster or not (--no-op-offload stops it)
+            t, m, c, o = copy_s + tg + tc, mg + mc, cg + cc, og + oc
+            part_link = copy_s
+            bound = "link" if copy_s > tg + tc else bg
+            how = "weights copied over the link, multiplied on the GPU"
+        mem_s, comp_s, over_s, link_s = mem_s + m, comp_s + c, over_s + o, link_s + part_link
+        parts.append(
+            DevicePart(
+                device=host.slug,
+                role="host",
+                weight_bytes=work.weight_bytes,
+                kv_read_bytes=work.kv_read_bytes,
+                flops=work.flops,
+                time_s=t,
+                bound=bound,
+                how=how,
+            )
+        )
+    hops = _crossings(model, placement)
+    if tensor_split and len(system.devices) > 1:
+        nd = len(system.devices)
+        # two all-reduces per layer (attention and FFN outputs), ring: 2 (nd-1)/nd x the tensor
+        n_red = 2 * len(model.decoding_layers)
+        size = model.spec.n_embd * tokens * F32
+        hop_s = n_red * (2 * (nd - 1) / nd * size / link + ALLREDUCE_LATENCY_S)
+    else:
+        # a layer split moves the hidden state between cards, the host <-> card hops likewise
+        hop_s = hops * model.spec.n_embd * tokens * F32 / link
+    link_s += hop_s
+    if hop_s:
+        parts.append(
+            DevicePart(
+                device="link",
+                role="link",
+                weight_bytes=0.0,
+                kv_read_bytes=0.0,
+                flops=0.0,
+                time_s=hop_s,
+                bound="link",
+                how="all-reduces" if tensor_split else f"{hops} hidden-state transfers",
+            )
+        )
+    total = sum(p.time_s for p in parts)
+    slowest = max(parts, key=lambda p: p.time_s)
+    return SystemPass(
+        time_s=total,
+        memory_s=mem_s,
+        compute_s=comp_s,
+        overhead_s=over_s,
+        link_s=link_s,
+        bytes=w_bytes + kv_b + st_b,
+        weight_bytes=w_bytes,
+        kv_read_bytes=kv_b,
+        state_bytes=st_b,
+        flops=flops,
+        bound=f"{slowest.role} {slowest.bound}" if slowest.role != "link" else "link",
+        parts=parts,
+        gpu_share=gpu_w / w_bytes if w_bytes else 1.0,
+    )
+
+
+def _lookup_bytes(model: Model, tokens: int) -> float:
+    """Bytes of the embedding rows a pass looks up (GET_ROWS is never offloaded)."""
+    emb = [t for t in model.tensors if t.role is Role.EMBEDDING]
+    if not emb:
+        return 0.0
+    e = emb[0]
+    rows = e.info.shape[1] if len(e.info.shape) > 1 else 1
+    return e.n_bytes * min(1.0, tokens / max(rows, 1))

@@ -1,0 +1,648 @@
+"""The answers of `budget`, `decode`, `prefill`, `trace` and `spec` on a system of cards and a
+host: the placement (`costs.offload`) turned into the same result objects as one pool gives,
+with every device's figures added (`BudgetReport.devices`, `DecodeReport.split`, ...).
+
+A system whose model sits whole on one card is timed exactly as one pool (the card's fitted
+model); anything in RAM, or several cards, goes through `offload.system_pass`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from tokenwalk.costs.budget import (
+    ROOM_FRACTION,
+    BudgetModel,
+    BudgetReport,
+    MemoryFit,
+    _settings,
+    default_system_bytes,
+    loaded_weight_bytes,
+)
+from tokenwalk.costs.kv import kv_bytes, state_bytes
+from tokenwalk.costs.offload import (
+    DeviceMemory,
+    Placement,
+    SystemPass,
+    device_memory,
+    fit_auto,
+    place,
+    system_pass,
+    tensor_parallel_machine,
+)
+from tokenwalk.costs.timing import (
+    READING_TOK_S,
+    DecodeReport,
+    PrefillChunk,
+    PrefillReport,
+    SplitInfo,
+    _vs_reading,
+    decode_report,
+    expert_rows,
+    prefill_chunks,
+    prefill_report,
+)
+from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine
+from tokenwalk.model.model import Model
+from tokenwalk.system import Offload, System
+
+R = TypeVar("R", bound=BaseModel)
+
+__all__ = [
+    "Setup",
+    "system_bytes",
+    "plan",
+    "split_text",
+    "split_budget_report",
+    "split_memory_fit",
+    "split_decode_report",
+    "split_prefill_report",
+    "split_pass_time",
+]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A model placed on a system: what the timing functions need."""
+
+    model: Model
+    system: System
+    offload: Offload
+    placement: Placement
+
+    @property
+    def one_card(self) -> bool:
+        """The whole model on one card: timed as one pool on that card."""
+        return self.placement.all_on_gpu and len(self.system.devices) == 1
+
+    @property
+    def tensor_split(self) -> bool:
+        return self.offload.split_mode == "tensor" and len(self.system.devices) > 1
+
+
+def system_bytes(system: System) -> list[int]:
+    """Memory held by others on each card (--system-gb, else 0.5 GB of a discrete card) and,
+    last, on the host (8 GB, at most a quarter of its RAM)."""
+    out = []
+    for d in system.devices:
+        if system.system_gb is not None:
+            out.append(int(system.system_gb * 1e9))
+        else:
+            out.append(default_system_bytes(d.kind, d.memory_bytes or 0))
+    if system.host is not None:
+        out.append(default_system_bytes("cpu", system.host.memory_bytes or 0))
+    return out
+
+
+def _shares(system: System, offload: Offload, sysb: list[int]) -> list[float]:
+    if offload.split_mode == "tensor" and len(system.devices) > 1:
+        return [1.0]  # one device made of all the cards
+    return [
+        float(max(0, (d.memory_bytes or 0) - s)) for d, s in zip(system.devices, sysb, strict=False)
+    ]
+
+
+def _pool(system: System, offload: Offload) -> System:
+    """The system as the placement sees it: tensor-split cards are one device."""
+    if offload.split_mode == "tensor" and len(system.devices) > 1:
+        return system.model_copy(update={"devices": (tensor_parallel_machine(system),)})
+    return system
+
+
+def plan(
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int | None,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+    strict: bool = True,
+) -> Setup:
+    """Place `model` on `system` as llama.cpp would for `offload` (auto: `--fit`). `ctx` None
+    is an unset context: `--fit` may shrink it; otherwise the trained context is reserved.
+    `strict` refuses expert flags for a model without experts (a dense draft loaded beside a
+    mixture of experts just has none to move)."""
+    if system.host is None:
+        raise InputError("placement flags need a discrete card and its host")
+    if strict and (offload.n_cpu_moe or offload.cpu_moe):
+        if not model.is_moe:
+            raise InputError(
+                f"{model.name} has no routed experts: --cpu-moe and --n-cpu-moe keep experts in RAM"
+            )
+    sysb = system_bytes(system)
+    shares = _shares(system, offload, sysb)
+    if offload.auto:
+        placement = fit_auto(
+            model,
+            _pool(system, offload),
+            ctx=ctx,
+            kv_type=kv_type,
+            parallel=parallel,
+            ubatch=ubatch,
+            system_bytes=sysb,
+            offload=offload,
+        )
+    else:
+        c = ctx if ctx is not None else (model.spec.n_ctx_train or 4096)
+        placement = place(model, offload, shares, ctx=c)
+    return Setup(model, system, offload, placement)
+
+
+def _memory(setup: Setup, kv_type: str, parallel: int, ubatch: int) -> list[DeviceMemory]:
+    o = setup.offload
+    return device_memory(
+        setup.model,
+        setup.system,
+        setup.placement,
+        kv_type=kv_type,
+        parallel=parallel,
+        ubatch=ubatch,
+        system_bytes=system_bytes(setup.system),
+        op_offload=o.op_offload,
+        load_mtp=o.load_mtp,
+        tensor_split=len(setup.system.devices) if setup.tensor_split else 1,
+    )
+
+
+def split_text(gpu_share: float) -> str:
+    """The split as `ollama ps` prints it: "41%/59% CPU/GPU", "100% GPU", "100% CPU"."""
+    gpu = round(gpu_share * 100)
+    if gpu >= 100:
+        return "100% GPU"
+    if gpu <= 0:
+        return "100% CPU"
+    return f"{100 - gpu}%/{gpu}% CPU/GPU"
+
+
+def _memory_split(devices: Sequence[DeviceMemory]) -> str:
+    """Share of weights + KV held by the GPUs, as `ollama ps` reports a loaded model."""
+    gpu = sum(d.weights_bytes + d.kv_bytes for d in devices if d.role == "gpu")
+    total = sum(d.weights_bytes + d.kv_bytes for d in devices)
+    return split_text(gpu / total if total else 1.0)
+
+
+def _sum_devices(rows: list[list[DeviceMemory]]) -> list[DeviceMemory]:
+    """Several models loaded together: their rows added device by device."""
+    if len(rows) == 1:
+        return rows[0]
+    out = []
+    for group in zip(*rows, strict=True):
+        first = group[0]
+        used = sum(d.used_bytes for d in group)
+        out.append(
+            first.model_copy(
+                update=dict(
+                    weights_bytes=sum(d.weights_bytes for d in group),
+                    kv_bytes=sum(d.kv_bytes for d in group),
+                    buffers_bytes=sum(d.buffers_bytes for d in group),
+                    used_bytes=used,
+                    free_bytes=first.room_bytes - used,
+                    layers=sum(d.layers for d in group),
+                    expert_layers=sum(d.expert_layers for d in group),
+                    output=any(d.output for d in group),
+                    fits=first.room_bytes - used >= 0,
+                )
+            )
+        )
+    return out
+
+
+def _devices_at(
+    models: list[Model],
+    system: System,
+    offload: Offload,
+    ctx: int | None,
+    kv_type: str,
+    parallel: int,
+    ubatch: int,
+) -> tuple[list[DeviceMemory], list[Setup]]:
+    setups = [
+        plan(
+            m,
+            system,
+            offload,
+            ctx=ctx,
+            kv_type=kv_type,
+            parallel=parallel,
+            ubatch=ubatch,
+            strict=len(models) == 1,
+        )
+        for m in models
+    ]
+    return _sum_devices([_memory(s, kv_type, parallel, ubatch) for s in setups]), setups
+
+
+def _alternatives(
+    model: Model,
+    system: System,
+    offload: Offload,
+    ctx: int,
+    kv_type: str,
+    parallel: int,
+    ubatch: int,
+) -> list[str]:
+    """What would make `model` fit: --fit's choice, the experts in RAM, whole layers."""
+    hints = []
+    tries: list[tuple[str, Offload]] = [("--gpu-layers auto", Offload(auto=True))]
+    if model.is_moe:
+        tries.append(("--cpu-moe", Offload(cpu_moe=True)))
+    for label, o in tries:
+        o = o.model_copy(
+            update={"split_mode": offload.split_mode, "op_offload": offload.op_offload}
+        )
+        if o.auto and o.split_mode == "tensor":
+            continue
+        try:
+            devices, setups = _devices_at([model], system, o, ctx, kv_type, parallel, ubatch)
+        except InputError:
+            continue
+        if all(d.fits for d in devices):
+            p = setups[0].placement
+            hints.append(
+                f"{label} fits ({p.flags}, {_memory_split(devices)}"
+                + (f", context {p.ctx:,}" if p.ctx != ctx else "")
+                + ")"
+            )
+    return hints
+
+
+def split_budget_report(
+    models: list[Model],
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int | None = None,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+    smaller_quants: Sequence[tuple[str, list[Model]]] = (),
+) -> BudgetReport:
+    """Memory of every card and of the host for `models` placed by `offload`; fits when every
+    device fits. The totals at the top of the report are the cards' (VRAM)."""
+    if not models:
+        raise InputError("give at least one model")
+    if offload.auto and len(models) > 1:
+        raise InputError("--gpu-layers auto places one model; give the placement of several")
+    for d in system.devices:
+        if not d.memory_bytes:
+            raise InputError(f"machine '{d.slug}' has no memory size; give --memory GiB")
+    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
+    if ctx is None and not offload.auto:
+        ctx = min(16384, shortest * parallel) if shortest else 16384
+    if ctx is not None:
+        check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    devices, setups = _devices_at(models, system, offload, ctx, kv_type, parallel, ubatch)
+    ctx = setups[0].placement.ctx
+    warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
+    gpus = [d for d in devices if d.role == "gpu"]
+    fits = all(d.fits for d in devices)
+    rows = [
+        BudgetModel(
+            model=m.name,
+            weights_bytes=loaded_weight_bytes(m, offload.load_mtp),
+            kv_bytes=kv_bytes(m, ctx, kv_type, parallel, ubatch),
+            state_bytes=state_bytes(m, parallel),
+            buffers_bytes=0,
+            max_ctx=m.spec.n_ctx_train,
+        )
+        for m in models
+    ]
+    cap = sum(d.capacity_bytes for d in gpus)
+    room = sum(d.room_bytes for d in gpus)
+    used = sum(d.used_bytes for d in gpus)
+    if not fits:
+        verdict = "does not fit"
+    elif min(d.free_bytes / d.capacity_bytes for d in devices if d.capacity_bytes) >= ROOM_FRACTION:
+        verdict = "fits with room"
+    else:
+        verdict = "tight"
+
+    def fits_at(c: int) -> bool:
+        try:
+            devs, _ = _devices_at(models, system, offload, c, kv_type, parallel, ubatch)
+        except InputError:
+            return False
+        return all(d.fits for d in devs)
+
+    limit = shortest * parallel or 131072
+    best = 0
+    if fits_at(256):
+        lo, hi = 1, max(1, limit // 256)
+        if fits_at(hi * 256):
+            best = limit
+        else:
+            while lo < hi - 1:
+                mid = (lo + hi) // 2
+                if fits_at(mid * 256):
+                    lo = mid
+                else:
+                    hi = mid
+            best = lo * 256
+    if best and best < ctx and not offload.auto:
+        warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
+    hints: list[str] = []
+    if not fits:
+        over = [d for d in devices if not d.fits]
+        for d in over:
+            hints.append(
+                f"{d.device}: {d.used_bytes / 1e9:.1f} GB asked of {d.room_bytes / 1e9:.1f} GB "
+                f"({-d.free_bytes / 1e9:.1f} GB short)"
+            )
+        if len(models) == 1:
+            hints += _alternatives(models[0], system, offload, ctx, kv_type, parallel, ubatch)
+        for preset, alt in smaller_quants:
+            try:
+                devs, _ = _devices_at(alt, system, offload, ctx, kv_type, parallel, ubatch)
+            except InputError:
+                continue
+            if all(d.fits for d in devs):
+                hints.append(f"--quant {preset} fits as placed ({_memory_split(devs)})")
+                break
+    settings = _settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
+    flags = " ".join(dict.fromkeys(s.placement.flags for s in setups))
+    if settings:
+        settings["llama.cpp"] += " " + flags
+        if offload.split_mode == "tensor":
+            settings["llama.cpp"] += " -sm tensor"
+    if setups[0].tensor_split and kv_type != "f16":
+        warnings.append("--split-mode tensor needs an unquantized KV cache (llama.cpp)")
+    return BudgetReport(
+        machine=system.slug,
+        capacity_bytes=cap,
+        system_bytes=sum(d.system_bytes for d in gpus),
+        ctx=ctx,
+        kv_type=kv_type,
+        parallel=parallel,
+        models=rows,
+        weights_bytes=sum(d.weights_bytes for d in gpus),
+        cache_bytes=sum(d.kv_bytes for d in gpus),
+        buffers_bytes=sum(d.buffers_bytes for d in gpus),
+        used_bytes=used,
+        free_bytes=room - used,
+        fits=fits,
+        verdict=verdict,
+        max_fit_ctx=best,
+        default_ctx=max((m.spec.n_ctx_train for m in models), default=0) or ctx,
+        default_cache_bytes=sum(
+            kv_bytes(m, m.spec.n_ctx_train or ctx, kv_type, parallel, ubatch)
+            + state_bytes(m, parallel)
+            for m in models
+        ),
+        settings=settings,
+        warnings=warnings,
+        hints=hints,
+        devices=devices,
+        placement=flags,
+        split=_memory_split(devices),
+        host=system.host_note + (f"; link {system.link}" if system.link else ""),
+    )
+
+
+def split_memory_fit(
+    setup: Setup, *, kv_type: str, parallel: int = 1, ubatch: int = 512
+) -> MemoryFit:
+    """Does the placed model fit every device? One note naming those that overflow."""
+    devices = _memory(setup, kv_type, parallel, ubatch)
+    over = [d for d in devices if not d.fits]
+    needed = int(sum(d.used_bytes for d in devices))
+    ctx = setup.placement.ctx
+    name = setup.model.name
+    if not over:
+        free = min(devices, key=lambda d: d.free_bytes)
+        note = (
+            f"{name} fits ({setup.placement.flags}): {free.free_bytes / 1e9:.1f} GB free on "
+            f"{free.device} at {ctx:,} tokens"
+        )
+    else:
+        short = "; ".join(
+            f"{d.device} needs {d.used_bytes / 1e9:.1f} GB of {d.room_bytes / 1e9:.1f} GB"
+            for d in over
+        )
+        note = (
+            f"{name} does not fit as placed ({setup.placement.flags}): {short}; these times "
+            "assume it does (`tokenwalk budget` says what fits)"
+        )
+    return MemoryFit(
+        fits=not over,
+        ctx=ctx,
+        capacity_bytes=int(sum(d.capacity_bytes for d in devices)),
+        system_bytes=int(sum(d.system_bytes for d in devices)),
+        needed_bytes=needed,
+        free_bytes=int(min(d.free_bytes for d in devices)),  # the tightest device
+        note=note,
+    )
+
+
+def split_pass_time(
+    setup: Setup,
+    n_tokens: int,
+    ctx: int,
+    *,
+    kv_type: str = "f16",
+    streams: int = 1,
+    n_logits: float | None = None,
+) -> SystemPass:
+    """A pass over the placed model (`offload.system_pass`)."""
+    return system_pass(
+        setup.model,
+        setup.system,
+        setup.placement,
+        n_tokens,
+        ctx,
+        kv_type=kv_type,
+        streams=streams,
+        n_logits=n_logits,
+        op_offload=setup.offload.op_offload,
+        load_mtp=setup.offload.load_mtp,
+        tensor_split=setup.tensor_split,
+    )
+
+
+def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
+    s = setup.system
+    return SplitInfo(
+        system=s.name,
+        host=s.host_note,
+        link=s.link,
+        placement=setup.placement.flags + (" -sm tensor" if setup.tensor_split else ""),
+        split=split_text(gpu_share),
+        gpu_share=gpu_share,
+        parts=sp.parts if sp is not None else [],
+    )
+
+
+def _updated(report: R, **update: object) -> R:
+    """`report` with fields replaced, validated again (byte counts become integers)."""
+    return type(report).model_validate({**report.model_dump(), **update})
+
+
+def _whole(setup: Setup, weights: float, kv: float, flops: float):  # noqa: ANN202
+    """The one part of a model that sits whole on one card."""
+    from tokenwalk.costs.timing import DevicePart
+
+    def part(time_s: float, bound: str) -> DevicePart:
+        return DevicePart(
+            device=_card(setup).slug,
+            role="gpu",
+            weight_bytes=weights,
+            kv_read_bytes=kv,
+            flops=flops,
+            time_s=time_s,
+            bound=bound,
+            how="the whole model on the card",
+        )
+
+    return part
+
+
+def _card(setup: Setup) -> Machine:
+    return setup.system.devices[0]
+
+
+def split_decode_report(
+    setup: Setup, *, ctx: int = 0, kv_type: str = "f16", parallel: int = 1
+) -> DecodeReport:
+    """A decoding step on the placed model: the parts of every device add."""
+    if setup.one_card:
+        r = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
+        whole = _whole(setup, r.weight_read_bytes, r.kv_read_bytes, r.flops_per_token * parallel)
+        return _updated(
+            r,
+            split=_info(setup, None, 1.0).model_copy(
+                update={"parts": [whole(r.ms_per_token / 1e3, r.bound)]}
+            ),
+        )
+    sp = split_pass_time(setup, 1, ctx, kv_type=kv_type.lower(), streams=parallel)
+    base = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
+    # the ceiling: every device reading its bytes at its full rate, one after another
+    ceiling_s = 0.0
+    devices = {d.slug: d for d in (*setup.system.devices, setup.system.host) if d is not None}
+    if setup.tensor_split:
+        tp = tensor_parallel_machine(setup.system)
+        devices[tp.slug] = tp
+    for p in sp.parts:
+        if p.role == "link":
+            continue
+        d = devices.get(p.device)
+        if d is not None:
+            ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
+    ceiling = 1.0 / ceiling_s if ceiling_s else base.ceiling_tok_s
+    t = sp.time_s
+    return _updated(
+        base,
+        **dict(
+            machine=setup.system.slug,
+            machine_name=setup.system.name,
+            bandwidth_gbs=sp.bytes * ceiling / 1e9,
+            ceiling_tok_s=ceiling,
+            tok_s=1.0 / t,
+            aggregate_tok_s=parallel / t,
+            aggregate_ceiling_tok_s=ceiling * parallel,
+            ms_per_token=t * 1e3,
+            step_read_bytes=sp.bytes,
+            read_bytes_per_token=sp.bytes / parallel,
+            weight_read_bytes=sp.weight_bytes,
+            kv_read_bytes=sp.kv_read_bytes,
+            state_traffic_bytes=sp.state_bytes,
+            flops_per_token=sp.flops / parallel,
+            memory_s=sp.memory_s,
+            compute_s=sp.compute_s,
+            overhead_s=sp.overhead_s,
+            bound=sp.bound,
+            bandwidth_used_gbs=sp.bytes / t / 1e9,
+            arithmetic_intensity=sp.flops / sp.bytes if sp.bytes else 0.0,
+            reading_tok_s=READING_TOK_S,
+            vs_reading=_vs_reading(1.0 / t),
+            split=_info(setup, sp, sp.gpu_share),
+        ),
+    )
+
+
+def split_prefill_report(
+    setup: Setup, *, prompt: int, cached: int = 0, ubatch: int = 512, kv_type: str = "f16"
+) -> PrefillReport:
+    """Prefill on the placed model, chunk by chunk (op offload where a chunk has 32 tokens)."""
+    card = _card(setup)
+    if setup.one_card:
+        r = prefill_report(
+            setup.model, card, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+        )
+        weights = sum(c.weight_read_bytes for c in r.chunks)
+        whole = _whole(setup, weights, 0, r.flops)
+        return _updated(
+            r, split=_info(setup, None, 1.0).model_copy(update={"parts": [whole(r.ttft_s, "")]})
+        )
+    base = prefill_report(
+        setup.model, card, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+    )
+    plan_ = prefill_chunks(prompt, cached, ubatch)
+    chunks: list[PrefillChunk] = []
+    totals: dict[tuple[str, str, str], list[float]] = {}
+    share = 1.0
+    for i, (c, n) in enumerate(plan_):
+        last = i == len(plan_) - 1
+        sp = split_pass_time(setup, n, c, kv_type=kv_type.lower(), n_logits=1 if last else 0)
+        share = sp.gpu_share
+        for p in sp.parts:
+            acc = totals.setdefault((p.device, p.role, p.how), [0.0, 0.0, 0.0, 0.0])
+            acc[0] += p.weight_bytes
+            acc[1] += p.kv_read_bytes
+            acc[2] += p.flops
+            acc[3] += p.time_s
+        chunks.append(
+            PrefillChunk(
+                index=i,
+                tokens=n,
+                ctx=c,
+                time_s=sp.time_s,
+                bound=sp.bound.split(" ")[-1],
+                memory_s=sp.memory_s,
+                compute_s=sp.compute_s,
+                expert_s=0.0,
+                overhead_s=sp.overhead_s,
+                weight_read_bytes=sp.weight_bytes,
+                flops=sp.flops,
+                attention_share=base.chunks[i].attention_share,
+                expert_rows=expert_rows(setup.model, n) if setup.model.spec.n_expert else 0.0,
+            )
+        )
+    ttft = sum(x.time_s for x in chunks)
+    tokens = prompt - cached
+    from tokenwalk.costs.timing import DevicePart
+
+    parts = [
+        DevicePart(
+            device=k[0],
+            role=k[1],
+            how=k[2],
+            weight_bytes=v[0],
+            kv_read_bytes=v[1],
+            flops=v[2],
+            time_s=v[3],
+            bound="",
+        )
+        for k, v in totals.items()
+    ]
+    info = _info(setup, None, share).model_copy(update={"parts": parts})
+    return _updated(
+        base,
+        **dict(
+            machine=setup.system.slug,
+            machine_name=setup.system.name,
+            ttft_s=ttft,
+            tok_s=tokens / ttft,
+            compute_bound_chunks=sum(x.bound == "compute" for x in chunks),
+            memory_bound_chunks=sum(x.bound in ("memory", "link") for x in chunks),
+            experts_bound_chunks=sum(x.bound == "experts" for x in chunks),
+            chunks=chunks,
+            split=info,
+        ),
+    )

@@ -1,0 +1,319 @@
+"""`System`: the devices a model runs on and the host beside them.
+
+Most machines people run models on are not one pool of memory: a graphics card with 8 to 32 GB
+of fast memory sits in a PC with more, slower RAM, joined by a PCIe link. A system is
+
+- one machine whose GPU and CPU share one memory (Apple, iGPUs, Strix Halo, GB10, Jetson, or a
+  CPU alone): `host` is None, everything is in that pool, as tokenwalk has always counted it;
+- or one or more discrete cards (`--machine rtx-5080`, `rtx-3090+rtx-3060`, `2xrtx-3090`) and a
+  host (`--host NAME`, kind cpu in the catalogue: RAM capacity and bandwidth, CPU compute, the
+  PCIe slot). A card without `--host` sits in `DEFAULT_HOST`, and the answer says so.
+
+The link runs at the lower PCIe generation and lane count of card and slot, at the per-lane rate
+of that generation after line encoding (`PCIE_LANE_GBS`), one direction; `--link-gbs` sets it.
+
+What the user asks of the engine (`-ngl`, `--cpu-moe`, `--n-cpu-moe`, `--split-mode`,
+`--no-op-offload`) is an `Offload`; `tokenwalk.costs.offload` places the tensors from it.
+A comma between machines is kept for comparing machines side by side, not joining them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.errors import InputError
+from tokenwalk.machine import GIB, Machine
+
+__all__ = [
+    "PCIE_LANE_GBS",
+    "DEFAULT_HOST",
+    "DEFAULT_PCIE",
+    "UNIFIED_KINDS",
+    "Offload",
+    "SystemSpec",
+    "System",
+    "link_gbs",
+    "resolve_system",
+]
+
+# GB/s per lane and direction after encoding (PCI-SIG base specifications): 8 GT/s x 128/130 / 8
+# for 3.0, 16 GT/s for 4.0, 32 GT/s for 5.0; 6.0 runs 64 GT/s PAM4 with 242/256 FLIT efficiency.
+PCIE_LANE_GBS: dict[int, float] = {
+    1: 0.25,
+    2: 0.5,
+    3: 0.985,
+    4: 1.969,
+    5: 3.938,
+    6: 7.563,
+    7: 15.13,
+}
+DEFAULT_PCIE = (4, 16)  # a card or slot whose link the catalogue does not give
+DEFAULT_HOST = "pc-9950x-64gb"
+UNIFIED_KINDS = ("igpu", "apple", "cpu", "sbc")
+MAX_DEVICES = 16
+_COUNT = re.compile(r"^(\d+)\s*x\s*(.+)$", re.I)
+
+
+class Offload(BaseModel):
+    """llama.cpp's placement flags: `-ngl N|auto|all`, `--cpu-moe`, `--n-cpu-moe N`,
+    `--split-mode layer|tensor`, `--no-op-offload`, and whether an MTP draft loads the MTP
+    blocks. `gpu_layers` None means all (`-ngl all`); `auto` is `--fit`."""
+
+    model_config = ConfigDict(frozen=True)
+    gpu_layers: int | None = None
+    auto: bool = False
+    cpu_moe: bool = False
+    n_cpu_moe: int = 0
+    split_mode: Literal["layer", "tensor"] = "layer"
+    op_offload: bool = True
+    load_mtp: bool = False
+
+    @property
+    def flags(self) -> str:
+        """The llama.cpp flags that ask for this placement."""
+        parts = []
+        if self.auto:
+            parts.append("-ngl auto (--fit on)")
+        elif self.gpu_layers is not None:
+            parts.append(f"-ngl {self.gpu_layers}")
+        if self.cpu_moe:
+            parts.append("--cpu-moe")
+        elif self.n_cpu_moe:
+            parts.append(f"--n-cpu-moe {self.n_cpu_moe}")
+        if self.split_mode != "layer":
+            parts.append(f"--split-mode {self.split_mode}")
+        if not self.op_offload:
+            parts.append("--no-op-offload")
+        return " ".join(parts)
+
+
+class SystemSpec(BaseModel):
+    """The system options as typed, in one object: the machine (or cards joined by '+'), inline
+    rates, the host and its inline twins, the link, and the placement flags."""
+
+    model_config = ConfigDict(frozen=True)
+    machine: str | None = None
+    bandwidth: float | None = None
+    tflops: float | None = None
+    memory: float | None = None  # GiB
+    gpu_limit: float | None = None  # GiB
+    backend: str | None = None
+    kind: str | None = None
+    machines_file: str | None = None
+    system_gb: float | None = None  # GB held by the system on each device
+    host: str | None = None
+    host_bandwidth: float | None = None
+    host_memory: float | None = None  # GiB
+    host_tflops: float | None = None
+    link_gbs: float | None = None
+    gpu_layers: str | None = None  # N, auto or all
+    cpu_moe: bool = False
+    n_cpu_moe: int | None = None
+    split_mode: str = "layer"
+    no_op_offload: bool = False
+
+    def offload(self, *, load_mtp: bool = False) -> Offload:
+        """The placement flags, checked."""
+        n: int | None = None
+        auto = False
+        value = (self.gpu_layers or "").strip().lower()
+        if value in ("", "all", "-2", "999"):
+            n = None
+        elif value in ("auto", "-1", "fit"):
+            auto = True
+        else:
+            try:
+                n = int(value)
+            except ValueError:
+                raise InputError(
+                    f"--gpu-layers takes a number of layers, auto or all, not '{self.gpu_layers}'"
+                ) from None
+            if n < 0:
+                raise InputError(f"--gpu-layers must be 0 or more layers, not {n}")
+        if self.cpu_moe and self.n_cpu_moe is not None:
+            raise InputError("give --cpu-moe or --n-cpu-moe N, not both")
+        if self.n_cpu_moe is not None and self.n_cpu_moe < 0:
+            raise InputError(f"--n-cpu-moe must be 0 or more layers, not {self.n_cpu_moe}")
+        if auto and (self.cpu_moe or self.n_cpu_moe):
+            raise InputError(
+                "--gpu-layers auto chooses the experts to keep in RAM itself (as llama.cpp's "
+                "--fit, which stops where --cpu-moe or --n-cpu-moe are given): give one or "
+                "the other"
+            )
+        mode = self.split_mode.strip().lower()
+        if mode not in ("layer", "tensor"):
+            raise InputError(f"--split-mode takes layer or tensor, not '{self.split_mode}'")
+        if mode == "tensor" and auto:
+            raise InputError(
+                "--gpu-layers auto does not work with --split-mode tensor (llama.cpp: "
+                "llama_params_fit is not implemented for SPLIT_MODE_TENSOR)"
+            )
+        return Offload(
+            gpu_layers=n,
+            auto=auto,
+            cpu_moe=self.cpu_moe,
+            n_cpu_moe=self.n_cpu_moe or 0,
+            split_mode=mode,  # type: ignore[arg-type]
+            op_offload=not self.no_op_offload,
+            load_mtp=load_mtp,
+        )
+
+
+class System(BaseModel):
+    """Devices and host, resolved. `devices` are the GPUs in llama.cpp's order (a unified
+    machine alone when `host` is None); `link_gbs` is the host link, one direction, GB/s."""
+
+    model_config = ConfigDict(frozen=True)
+    devices: tuple[Machine, ...]
+    host: Machine | None = None
+    link_gbs: float | None = None
+    link: str = ""  # how the link was worked out
+    host_note: str = ""  # where the host comes from
+    system_gb: float | None = None
+
+    @property
+    def unified(self) -> bool:
+        return self.host is None
+
+    @property
+    def first(self) -> Machine:
+        return self.devices[0]
+
+    @property
+    def slug(self) -> str:
+        """The cards as `--machine` takes them: runs of one card counted ('2xrtx-3090')."""
+        parts: list[list] = []
+        for d in self.devices:
+            if parts and parts[-1][0] == d.slug:
+                parts[-1][1] += 1
+            else:
+                parts.append([d.slug, 1])
+        return "+".join(f"{n}x{slug}" if n > 1 else slug for slug, n in parts)
+
+    @property
+    def name(self) -> str:
+        names = [d.name for d in self.devices]
+        if len(set(names)) == 1 and len(names) > 1:
+            return f"{len(names)} x {names[0]}"
+        return " + ".join(names)
+
+
+def link_gbs(card: Machine, host: Machine) -> tuple[float, str]:
+    """(GB/s, how) of the PCIe link: the lower generation and lane count of card and slot, x
+    the generation's rate per lane (`PCIE_LANE_GBS`). Unknown ends are taken as PCIe 4.0 x16."""
+    gen_c, lanes_c = card.pcie_gen or DEFAULT_PCIE[0], card.pcie_lanes or DEFAULT_PCIE[1]
+    gen_h, lanes_h = host.pcie_gen or DEFAULT_PCIE[0], host.pcie_lanes or DEFAULT_PCIE[1]
+    gen, lanes = min(gen_c, gen_h), min(lanes_c, lanes_h)
+    assumed = "" if card.pcie_gen and host.pcie_gen else " (PCIe 4.0 x16 assumed where not known)"
+    gbs = PCIE_LANE_GBS.get(gen, PCIE_LANE_GBS[4]) * lanes
+    return gbs, f"PCIe {gen}.0 x{lanes}, {gbs:.1f} GB/s{assumed}"
+
+
+def _names(machine: str) -> list[str]:
+    """'rtx-3090+rtx-3060' -> two names; '2xrtx-3090' -> the name twice."""
+    if "," in machine:
+        raise InputError(
+            f"'{machine}': a comma is kept for comparing machines side by side, which is not "
+            "supported yet; join the cards of one box with '+' (rtx-3090+rtx-3060) or "
+            "'2x' (2xrtx-3090)"
+        )
+    names: list[str] = []
+    for part in machine.split("+"):
+        part = part.strip()
+        if not part:
+            raise InputError(f"'{machine}': an empty name between '+' signs")
+        m = _COUNT.match(part)
+        count, name = (int(m[1]), m[2].strip()) if m else (1, part)
+        if count < 1:
+            raise InputError(f"'{part}': a count of cards must be at least 1")
+        names.extend([name] * count)
+        if len(names) > MAX_DEVICES:
+            raise InputError(f"'{machine}': at most {MAX_DEVICES} cards in one system")
+    return names
+
+
+def _is_unified(m: Machine) -> bool:
+    return m.kind in UNIFIED_KINDS or m.unified_memory
+
+
+def _check_link(value: float | None, flag: str) -> None:
+    if value is not None and not (0 < value <= 10_000):
+        raise InputError(f"{flag} must be in (0, 10,000] GB/s, not {value:g}")
+
+
+def resolve_system(spec: SystemSpec) -> System:
+    """The devices and host that `spec` names (see the module's description)."""
+    from tokenwalk.machine import resolve_machine
+
+    _check_link(spec.link_gbs, "--link-gbs")
+    _check_link(spec.host_bandwidth, "--host-bandwidth")
+    if spec.host_memory is not None and not (0 < spec.host_memory <= 1e6):
+        raise InputError(
+            f"--host-memory must be a positive number of GiB, not {spec.host_memory:g}"
+        )
+    kw = dict(
+        bandwidth=spec.bandwidth,
+        tflops=spec.tflops,
+        memory=spec.memory,
+        backend=spec.backend,
+        kind=spec.kind,
+        machines_file=spec.machines_file,
+        gpu_limit=spec.gpu_limit,
+    )
+    names = _names(spec.machine) if spec.machine else [None]
+    devices = tuple(resolve_machine(n, **kw) for n in names)  # type: ignore[arg-type]
+    host_given = any(
+        v is not None for v in (spec.host, spec.host_bandwidth, spec.host_memory, spec.link_gbs)
+    )
+    unified = [d for d in devices if _is_unified(d)]
+    if unified:
+        if len(devices) > 1:
+            raise InputError(
+                f"'{unified[0].slug}' shares its memory with its CPU: it cannot be joined with "
+                "other cards ('+' joins discrete cards of one box)"
+            )
+        if host_given:
+            raise InputError(
+                f"'{unified[0].slug}' is one pool of memory shared by GPU and CPU: "
+                "--host, --host-bandwidth, --host-memory and --link-gbs are for discrete cards"
+            )
+        return System(devices=devices, system_gb=spec.system_gb)
+    host_name = spec.host or DEFAULT_HOST
+    host = resolve_machine(
+        host_name,
+        bandwidth=spec.host_bandwidth,
+        tflops=spec.host_tflops,
+        memory=spec.host_memory,
+        machines_file=spec.machines_file,
+    )
+    if host.kind not in ("cpu", "sbc"):
+        raise InputError(
+            f"--host '{host.slug}' is a {host.kind}, not a CPU: a host is a catalogue entry of "
+            "kind cpu (`tokenwalk machines cpu` lists them)"
+        )
+    if not host.memory_bytes:
+        raise InputError(f"host '{host.slug}' has no memory size; give --host-memory GiB")
+    if spec.host:
+        note = f"host {host.slug}"
+    else:
+        note = (
+            f"host assumed: {host.slug} ({host.name}, {host.memory_bytes / GIB:g} GiB RAM at "
+            f"{host.bandwidth_gbs:g} GB/s); give yours with --host NAME or --host-memory, "
+            "--host-bandwidth"
+        )
+    if spec.link_gbs is not None:
+        gbs, how = spec.link_gbs, f"{spec.link_gbs:g} GB/s (--link-gbs)"
+    else:
+        links = [link_gbs(d, host) for d in devices]
+        gbs, how = min(links)
+    return System(
+        devices=devices,
+        host=host,
+        link_gbs=gbs,
+        link=how,
+        host_note=note,
+        system_gb=spec.system_gb,
+    )

@@ -1,0 +1,147 @@
+"""The system options on every command: one declaration, cards joined, hosts, placement flags,
+per-device figures in --json, and the refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokenwalk.cli import main
+
+COMMANDS = ("budget", "decode", "prefill", "trace", "spec")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_command_shows_the_system_options_once(capsys):
+    for cmd in COMMANDS:
+        code, out, _ = run(capsys, cmd, "--help")
+        assert code == 0
+        assert out.count("System: cards, host, placement") == 1, cmd
+        for flag in ("--host", "--gpu-layers", "--cpu-moe", "--n-cpu-moe", "--link-gbs"):
+            assert flag in out, (cmd, flag)
+
+
+def test_machine_options_are_declared_once():
+    from pathlib import Path
+
+    import tokenwalk.cli as cli
+
+    root = Path(cli.__file__).parent
+    for name in ("time_cmd.py", "plan_cmd.py"):
+        text = (root / name).read_text()
+        for opt in ("BandwidthOpt", "MemoryOpt", "GpuLimitOpt", "SystemGbOpt", "MachineOpt"):
+            assert opt not in text, (name, opt)
+
+
+def test_budget_on_a_16gb_card_exits_1_and_reports_every_device(capsys):
+    code, out, _ = run(capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--json")
+    assert code == 1
+    r = json.loads(out)
+    assert not r["fits"]
+    roles = [d["role"] for d in r["devices"]]
+    assert roles == ["gpu", "host"]
+    assert any("--cpu-moe fits" in h for h in r["hints"])
+    code, out, _ = run(capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe")
+    assert code == 0
+    assert "CPU/GPU" in out and "pc-9950x-64gb" in out
+
+
+def test_decode_json_carries_the_parts(capsys):
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json")
+    assert code == 0
+    r = json.loads(out)
+    roles = {p["role"] for p in r["split"]["parts"]}
+    assert {"gpu", "host"} <= roles
+    assert r["split"]["split"].endswith("CPU/GPU")
+    assert r["fits"] is True
+
+
+def test_cards_join_with_plus_and_count(capsys):
+    code, out, _ = run(capsys, "decode", "qwen3-32b", "-m", "2xrtx-3090", "--json")
+    assert code == 0
+    assert json.loads(out)["machine"] == "2xrtx-3090"
+    code, out, _ = run(capsys, "budget", "qwen3-32b", "-m", "rtx-3090+rtx-3060", "--json")
+    devices = [d["device"] for d in json.loads(out)["devices"]]
+    assert devices == ["rtx-3090", "rtx-3060-12gb", "pc-9950x-64gb"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (("-m", "rtx-3090,rtx-4090"), "comma"),
+        (("-m", "m3-max", "--cpu-moe"), "one pool"),
+        (("-m", "rtx-5080", "--host", "rtx-4090"), "not a CPU"),
+        (("-m", "rtx-5080", "--gpu-layers", "lots"), "--gpu-layers"),
+        (("-m", "rtx-5080", "--cpu-moe", "--n-cpu-moe", "3"), "not both"),
+        (("-m", "rtx-5080", "--split-mode", "row"), "--split-mode"),
+    ],
+)
+def test_refusals_are_one_line(capsys, argv, words):
+    code, out, err = run(capsys, "decode", "qwen3.6-35b-a3b", *argv)
+    assert code == 2 and not out
+    assert err.startswith("tokenwalk: error:") and words in err
+    assert err.count("\n") == 1
+
+
+def test_dense_model_refuses_cpu_moe(capsys):
+    code, _, err = run(capsys, "decode", "qwen3-32b", "-m", "rtx-5080", "--cpu-moe")
+    assert code == 2 and "no routed experts" in err
+
+
+def test_trace_and_spec_take_the_system(capsys):
+    code, out, _ = run(
+        capsys,
+        "trace",
+        "qwen3.6-35b-a3b",
+        "-m",
+        "rtx-5080",
+        "--cpu-moe",
+        "--prompt",
+        "2048",
+        "-n",
+        "64",
+        "--json",
+    )
+    assert code == 0
+    assert json.loads(out)["machine"] == "rtx-5080"
+    code, out, _ = run(
+        capsys, "spec", "qwen3.6-35b-a3b", "--mtp", "-m", "rtx-5080", "--cpu-moe", "--json"
+    )
+    r = json.loads(out)
+    assert r["budget"]["devices"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "row"),
+    [
+        (["-m", "rtx-5080", "--gpu-layers", "32"], "`--gpu-layers 32`"),
+        (["-m", "rtx-5080", "--cpu-moe"], "`--cpu-moe`"),
+        (["-m", "rtx-5080", "--gpu-layers", "auto"], "`--gpu-layers auto`"),
+        (["-m", "rtx-5080+rtx-5060-ti-16gb"], "`rtx-5080+rtx-5060-ti-16gb`"),
+    ],
+)
+def test_the_side_by_side_table_of_docs_offload_is_current(capsys, flags, row):
+    """docs/offload.md sums up its four decode outputs in a table written by hand."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "offload.md").read_text(encoding="utf-8")
+    line = next(x for x in page.splitlines() if x.startswith(f"| {row}"))
+    shown = float(line.split("|")[4].split()[0])
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *flags, "--ctx", "4096", "--json")
+    assert code == 0
+    assert json.loads(out)["tok_s"] == pytest.approx(shown, rel=0.01)
+
+
+def test_a_dense_draft_beside_an_moe_target_takes_cpu_moe(capsys):
+    code, out, _ = run(
+        capsys, "budget", "qwen3.6-35b-a3b", "qwen3-0.6b", "-m", "rtx-5080", "--cpu-moe", "--json"
+    )
+    assert code == 0
+    host = json.loads(out)["devices"][-1]
+    assert host["role"] == "host" and host["expert_layers"] == 40
