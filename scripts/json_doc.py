@@ -162,10 +162,15 @@ SECTION_NOTES: dict[str, str] = {
 
 # Objects that several commands share, documented once; a row whose type is `[name](#name)`
 # stands for every key of that object under its own key.
-SHARED = {"fit": ("decode", "fit"), "memory": ("decode", "memory")}
+SHARED = {"fit": ("decode", "fit"), "memory": ("decode", "memory"), "split": ("decode", "split")}
+SHARED_NOTES = {
+    "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
+    "of memory)."
+}
+NULLABLE_LINKS = {"split"}  # objects that are null on some machines (split: one pool of memory)
 LINKS = {
-    "decode": {"fit": "fit", "memory": "memory"},
-    "prefill": {"fit": "fit", "memory": "memory"},
+    "decode": {"fit": "fit", "memory": "memory", "split": "split"},
+    "prefill": {"fit": "fit", "memory": "memory", "split": "split"},
     "trace": {"memory": "memory"},
     "trace --chat": {"memory": "memory"},
     "spec": {"memory": "memory", "budget": "budget"},
@@ -174,6 +179,48 @@ LINKS = {
 B, S, T, TS = "bytes", "s", "tokens", "tok/s"
 # key -> (type where the output alone cannot tell it (a key that may be null), unit, meaning)
 GLOSSARY: dict[str, tuple[str | None, str, str]] = {
+    # a discrete card and its host (costs/offload.py, costs/split.py)
+    "split": (
+        None,
+        "",
+        "a discrete card and its host: where the model sits and each device's part of the time",
+    ),
+    "system": (None, "", "the cards, by name"),
+    "host": (None, "", "which host, and whether it was assumed"),
+    "link": (None, "", "the card-to-host link: PCIe generation and lanes, GB/s"),
+    "placement": (
+        None,
+        "",
+        "llama.cpp flags that place the model so (-ngl, --cpu-moe, --n-cpu-moe, -ot, -ts)",
+    ),
+    "gpu_share": (None, "share", "share of the weights a step reads that sit on a card"),
+    "parts": (
+        None,
+        "",
+        "each device's part of a step (decode) or of the whole prefill; empty when the model "
+        "sits whole on one card",
+    ),
+    "device": (None, "", "machine slug of a card or the host, or `link`"),
+    "weight_bytes": (None, "bytes", "weights it reads (op offload: copied over the link)"),
+    "how": (
+        None,
+        "",
+        "how the part runs (on the CPU, copied over the link, hidden-state transfers)",
+    ),
+    "devices": (
+        None,
+        "",
+        "a discrete card and its host: every card, then the host (empty on one pool of "
+        "memory); the totals above are the cards'",
+    ),
+    "room_bytes": (None, "bytes", "capacity - system (capped by the GPU's limit)"),
+    "layers": (None, "layers", "blocks placed on it"),
+    "expert_layers": (
+        None,
+        "layers",
+        "blocks whose routed experts it holds while the block sits elsewhere",
+    ),
+    "output": (None, "", "the output head is on it"),
     "model": (None, "", "model name: the file, repository or catalogue name it was loaded as"),
     "architecture": ("str | null", "", "llama.cpp architecture (`general.architecture`)"),
     "quant": (None, "", "quant preset, or the file's own label"),
@@ -356,7 +403,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     ),
     "gpu_limit_note": (None, "", "where that limit comes from"),
     "weights_bytes": (None, B, "weights held in memory (tensor data)"),
-    "buffers_bytes": (None, B, "compute buffers: ubatch x (n_vocab + 2 x n_embd) x 4"),
+    "buffers_bytes": (
+        None,
+        B,
+        "compute buffers: ubatch x max(n_vocab + 2 x n_embd, the largest layer's activations) x "
+        "4, plus the KQ mask where a layer peaks",
+    ),
     "used_bytes": (None, B, "weights + KV + recurrent state + buffers"),
     "verdict": (None, "", "fits with room, tight, does not fit"),
     "max_fit_ctx": (None, T, "largest context that fits (0: not even the weights fit)"),
@@ -532,6 +584,51 @@ FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("split", "split"): (
+        "",
+        "share of the weights a step reads in RAM and on the cards, as `ollama ps` prints it",
+    ),
+    ("budget", "split"): (
+        "",
+        'share of weights and KV in RAM and on the cards, as `ollama ps` prints it ("41%/59% '
+        'CPU/GPU")',
+    ),
+    ("budget", "host"): ("", "which host, and whether it was assumed; the link"),
+    ("budget", "models[].buffers_bytes"): (
+        "bytes",
+        "compute buffers: ubatch x max(n_vocab + 2 x n_embd, the largest layer's activations) x "
+        "4, plus the KQ mask where a layer peaks (0 on a card and its host: see `devices`)",
+    ),
+    ("budget", "hints"): (
+        "",
+        "what to try when not even the weights fit (on a card and its host: the devices short, "
+        "and placements that fit)",
+    ),
+    ("budget", "devices[].device"): ("", "machine slug of the card, or of the host"),
+    ("budget", "devices[].name"): ("", "its display name"),
+    ("budget", "devices[].role"): ("", "gpu or host"),
+    ("budget", "devices[].capacity_bytes"): ("bytes", "its memory"),
+    ("budget", "devices[].system_bytes"): ("bytes", "held by the system and other apps"),
+    ("budget", "devices[].weights_bytes"): (
+        "bytes",
+        "weights placed on it (a tied head counted on the card that holds the head, and the "
+        "embedding in RAM)",
+    ),
+    ("budget", "devices[].kv_bytes"): ("bytes", "KV cache and recurrent state of its layers"),
+    ("budget", "devices[].buffers_bytes"): (
+        "bytes",
+        "its compute buffer (the host's holds the KQ mask)",
+    ),
+    ("budget", "devices[].used_bytes"): ("bytes", "weights + KV + buffers"),
+    ("budget", "devices[].free_bytes"): ("bytes", "room - used; negative when it overflows"),
+    ("budget", "devices[].fits"): ("", "free_bytes >= 0"),
+    ("split", "placement"): ("", "llama.cpp flags that place the model so"),
+    ("split", "parts[].device"): ("", "machine slug, or `link`"),
+    ("split", "parts[].role"): ("", "gpu, host or link"),
+    ("split", "parts[].kv_read_bytes"): ("bytes", "KV it reads"),
+    ("split", "parts[].flops"): ("FLOP", "floating-point operations it does"),
+    ("split", "parts[].time_s"): ("s", "its time"),
+    ("split", "parts[].bound"): ("", "memory, compute, experts or link"),
     ("probe", "detected.memory"): ("", "the RAM"),
     ("probe", "detected.cpu.name"): ("", "the CPU's model name"),
     ("probe", "detected.gpus[].memory_bytes"): (
@@ -802,7 +899,7 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
         if path in links:
             target = links[path]
             given = GLOSSARY.get(path, (None, "", ""))[0] or ""
-            nullable = " \\| null" if "null" in given else ""
+            nullable = " \\| null" if "null" in given or path in NULLABLE_LINKS else ""
             lines.append(f"| `{path}` | [{target}](#{target}){nullable} | | {meaning} |")
             skip.append(path)
             continue
@@ -828,7 +925,7 @@ def build_page() -> str:
     parts += ["## Shared objects", ""]
     for obj, (command, key) in SHARED.items():
         sub = answers[command][key]
-        parts += [f"### {obj}", "", f"`{key}` in the timing commands.", ""]
+        parts += [f"### {obj}", "", SHARED_NOTES.get(obj, f"`{key}` in the timing commands."), ""]
         parts += _table(obj, _rows(sub, obj), {})
         parts.append("")
     return "\n".join(parts).rstrip() + "\n"
