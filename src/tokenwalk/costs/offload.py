@@ -43,8 +43,7 @@ from tokenwalk.costs.kv import context_cells, kv_bytes_per_cell, sliding_cells
 from tokenwalk.costs.timing import (
     DevicePart,
     PassWork,
-    matrix_flops,
-    pass_seconds,
+    pass_cost,
     pass_work,
 )
 from tokenwalk.costs.weights import weight_bytes_read
@@ -680,21 +679,9 @@ def tensor_parallel_machine(system: System) -> Machine:
 
 
 def _cost(work: PassWork, m: Machine) -> tuple[float, float, float, float, str]:
-    mem, comp, expert, over = pass_seconds(
-        work.bytes,
-        matrix_flops(work),
-        work.row_flops,
-        work.n_layers,
-        m.bandwidth_gbs,
-        m.tflops,
-        m.fit,
-        expert_flops=0.0 if work.matvec else work.expert_flops,
-        expert_row_flops=work.expert_row_flops,
-    )
-    bound = "memory"
-    if comp > mem:
-        bound = "experts" if expert > comp / 2 else "compute"
-    return max(mem, comp) + over, mem, comp, over, bound
+    """(time, memory, compute, overhead, bound) of a part on its device (`timing.pass_cost`)."""
+    c = pass_cost(work, m)
+    return c.time_s, c.memory_s, c.compute_s, c.overhead_s, c.bound
 
 
 def system_pass(
@@ -777,6 +764,7 @@ def system_pass(
                     expert_flops=0.0,
                     expert_row_flops=0.0,
                     row_flops=per_row,
+                    cpu_row_flops=per_row,
                 )
             )
             tg, mg, cg, og, bg = _cost(on_gpu, gpu)

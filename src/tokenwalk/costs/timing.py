@@ -65,6 +65,7 @@ __all__ = [
     "recurrent_flops",
     "pass_work",
     "pass_seconds",
+    "pass_cost",
     "pass_time",
     "decode_ceiling_tok_s",
     "prefill_chunks",
@@ -349,7 +350,9 @@ def matrix_row_flops(work: PassWork, backend: str = "") -> float:
     return work.cpu_row_flops if backend == "cpu" else work.row_flops
 
 
-def _cost(work: PassWork, machine: Machine) -> PassCost:
+def pass_cost(work: PassWork, machine: Machine) -> PassCost:
+    """A pass's work on a machine: its memory, compute and overhead terms and what bound it
+    (`pass_seconds` with the machine's rates, efficiencies and backend)."""
     mem, comp, expert, over = pass_seconds(
         work.bytes,
         matrix_flops(work, machine.backend),
@@ -390,7 +393,7 @@ def pass_time(
     The building block of decode (n = 1), prefill (n = ubatch), speculative verification
     (n = draft + 1), `budget` and `trace`.
     """
-    return _cost(
+    return pass_cost(
         pass_work(model, n_tokens, ctx, kv_type=kv_type, streams=streams, n_logits=n_logits),
         machine,
     )
@@ -443,6 +446,7 @@ class _OnMachine(BaseModel):
     quant: str
     machine: str
     machine_name: str
+    backend: str
     bandwidth_gbs: float
     tflops: float | None
     fit: Efficiency
@@ -454,6 +458,7 @@ def _on_machine(model: Model, machine: Machine) -> dict[str, Any]:
         quant=model.quant,
         machine=machine.slug,
         machine_name=machine.name,
+        backend=machine.backend,
         bandwidth_gbs=machine.bandwidth_gbs,
         tflops=machine.tflops,
         fit=machine.fit,
@@ -634,7 +639,7 @@ def prefill_report(
         work = pass_work(
             model, n, ctx, kv_type=kv_type, n_logits=1 if last else 0, weight_bytes=weights[n]
         )
-        cost = _cost(work, machine)
+        cost = pass_cost(work, machine)
         chunks.append(
             PrefillChunk(
                 index=i,

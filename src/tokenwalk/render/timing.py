@@ -77,9 +77,25 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         if split
         else f"bytes / ({r.bandwidth_gbs:,.0f} GB/s x {pct(r.fit.eff_bw)})",
     )
-    if r.tflops:
+    if split:
+        _kv(
+            s,
+            "  compute",
+            _short_seconds(r.compute_s),
+            "each device's FLOPs at its own rate (below); a GPU's mat-vec kernels hide the "
+            "weights' under the read, a CPU's do not",
+        )
+    elif r.tflops:
         rates = f"({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
-        if r.parallel <= MATVEC_MAX_BATCH:  # the weight products ride on the memory time
+        if r.backend == "cpu":  # a CPU multiplies every weight it reads
+            _kv(
+                s,
+                "  compute",
+                _short_seconds(r.compute_s),
+                f"(FLOPs + rows_half x FLOPs per row) / {rates}: a CPU's mat-vec products run "
+                f"at 1 / (1 + {r.fit.rows_half:,.0f}) of its large-product rate",
+            )
+        elif r.parallel <= MATVEC_MAX_BATCH:  # the weight products ride on the memory time
             _kv(
                 s,
                 "  compute",
