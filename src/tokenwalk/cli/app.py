@@ -72,6 +72,54 @@ EXIT_ONE = {
 }
 
 
+# What `tokenwalk --help` lists, in the README's order: a one-line summary and an example that
+# each command's --help ends with.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "size": (
+        "How big a model is: parameters, file size, bits per weight, bytes read per token.",
+        "tokenwalk size qwen3.6-35b-a3b --quant Q4_K_M",
+    ),
+    "kv": (
+        "How much memory the context takes: KV per token by layer kind, total at a context.",
+        "tokenwalk kv qwen3.6-35b-a3b --ctx 32k",
+    ),
+    "models": ("The model catalogue.", "tokenwalk models qwen"),
+    "machines": ("The machine catalogue, with what each entry lacks.", "tokenwalk machines rtx"),
+    "decode": (
+        "How fast a model writes on a machine: the bandwidth ceiling and the estimate.",
+        "tokenwalk decode qwen3.6-35b-a3b --machine radeon-860m",
+    ),
+    "prefill": (
+        "Time to first token: the prompt in chunks and what bounds each.",
+        "tokenwalk prefill qwen3.6-35b-a3b --machine radeon-860m --prompt 6500",
+    ),
+    "budget": (
+        "Does it fit next to the system: memory per device, the largest context, settings.",
+        "tokenwalk budget qwen3.6-35b-a3b --machine rtx-5080 --cpu-moe",
+    ),
+    "trace": (
+        "The whole request as a timeline: load, tokenize, prefill, first token, decode.",
+        "tokenwalk trace qwen3.6-35b-a3b --machine radeon-860m --prompt 6500",
+    ),
+    "spec": (
+        "When speculative decoding pays: speedup by acceptance rate and draft length.",
+        "tokenwalk spec qwen3.6-27b --draft qwen3-0.6b --machine radeon-860m",
+    ),
+    "tokens": (
+        "Count a text or a chat with the model's own tokenizer and template.",
+        "tokenwalk tokens model.gguf prompt.txt",
+    ),
+    "probe": (
+        "Describe and measure this machine; --write stores it as --machine this.",
+        "tokenwalk probe --write",
+    ),
+    "calibrate": (
+        "Fit the timing model to published runs or your own llama-bench.",
+        "tokenwalk calibrate --machine this --from bench.json",
+    ),
+}
+
+
 def exit_codes(command: str) -> str:
     """The epilog of a command's --help: what its exit codes mean."""
     one = EXIT_ONE.get(command, "1 is not used")
@@ -249,12 +297,25 @@ def _usage_error(exc: Any) -> int:
 
 
 def _add_exit_codes() -> None:
-    """Give every command's --help the epilog that states its exit codes (once the commands are
-    registered; `app` may already be a built click command, which keeps what it has)."""
-    for info in getattr(app, "registered_commands", ()):
-        name = info.name or (info.callback.__name__ if info.callback else "")
+    """Finish every command's help once the commands are registered: its one-line summary in
+    `tokenwalk --help`, in the README's order, and an example and its exit codes at the end of
+    its own --help (`app` may already be a built click command, which keeps what it has)."""
+    infos = getattr(app, "registered_commands", None)
+    if not infos:
+        return
+    order = list(COMMANDS)
+
+    def name_of(info: Any) -> str:
+        return info.name or (info.callback.__name__ if info.callback else "")
+
+    infos.sort(key=lambda i: order.index(name_of(i)) if name_of(i) in order else len(order))
+    for info in infos:
+        name = name_of(info)
+        summary, example = COMMANDS.get(name, (None, None))
+        if summary and not info.short_help:
+            info.short_help = summary
         if not info.epilog:
-            info.epilog = exit_codes(name)
+            info.epilog = (f"Example: {example}\n\n" if example else "") + exit_codes(name)
 
 
 def main(argv: list[str] | None = None) -> int:

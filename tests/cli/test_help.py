@@ -1,0 +1,46 @@
+"""`tokenwalk --help` lists every command on one line, in the README's order, and each command's
+--help ends with an example that runs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tokenwalk.cli import main
+from tokenwalk.cli.app import COMMANDS
+
+README = Path(__file__).parents[2] / "README.md"
+RUNNABLE = [c for c in COMMANDS if c not in ("tokens", "probe", "calibrate")]  # files or writes
+
+
+def test_top_help_lists_commands_in_readme_order(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    listed = re.findall(r"^│ (\w+) {2,}", out, flags=re.M)
+    assert listed == list(COMMANDS)
+    readme = re.findall(r"^\| `tokenwalk (\w+)", README.read_text(), flags=re.M)
+    order = list(dict.fromkeys(readme))
+    assert order == list(COMMANDS)
+    for name, (summary, _) in COMMANDS.items():
+        assert summary in " ".join(out.split()), name  # whole, on one line at 100 columns
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_help_ends_with_an_example(capsys, monkeypatch, name):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main([name, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    example = COMMANDS[name][1]
+    assert f"Example: {example}" in out
+    assert example.startswith(f"tokenwalk {name}")
+
+
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_the_example_runs(capsys, name):
+    argv = shlex.split(COMMANDS[name][1])[1:]
+    assert main(argv) in (0, 1)  # 1: budget's "does not fit" is an answer too
+    capsys.readouterr()
