@@ -44,3 +44,16 @@ def test_the_example_runs(capsys, name):
     argv = shlex.split(COMMANDS[name][1])[1:]
     assert main(argv) in (0, 1)  # 1: budget's "does not fit" is an answer too
     capsys.readouterr()
+
+
+def test_models_keeps_every_slug_and_column_at_80_columns(capsys, monkeypatch):
+    """The names a user must type are never cut, and no column is dropped at 80 columns."""
+    from tokenwalk.catalog import load_models
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert "Q4_K_M" in out.splitlines()[2]
+    for e in load_models():
+        assert re.search(rf"^ {re.escape(e.slug)} ", out, flags=re.M), e.slug

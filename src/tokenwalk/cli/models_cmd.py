@@ -85,6 +85,7 @@ def models(
     json: JsonOpt = False,
 ) -> None:
     """List the model catalogue: every entry is a Hugging Face config with its source."""
+    from rich import box
     from rich.table import Table
 
     from tokenwalk.render.fmt import count, human_bytes, params
@@ -93,9 +94,22 @@ def models(
     if json:
         emit_json(CatalogueList(models=rows))
         return
-    t = Table(title=f"{len(rows)} models (sizes at Q4_K_M)", title_justify="left")
-    for col in ("slug", "arch", "params", "active", "layers", "max ctx", "Q4_K_M"):
-        t.add_column(col, justify="left" if col in ("slug", "arch") else "right")
+    t = Table(
+        title=f"{len(rows)} models (sizes at Q4_K_M)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
+    t.add_column("slug", no_wrap=True, min_width=slug_w)
+    numbers = (("params", 7), ("active", 7), ("layers", 6), ("max ctx", 9), ("Q4_K_M", 8))
+    console = stdout_console()
+    # the architecture gives way: what the terminal has left after the others and their gaps
+    arch_w = max(6, console.width - slug_w - sum(w for _, w in numbers) - 2 * (len(numbers) + 2))
+    t.add_column("arch", overflow="ellipsis", no_wrap=True, max_width=arch_w)
+    for col, width in numbers:
+        t.add_column(col, justify="right", no_wrap=True, min_width=width)
     for r in rows:
         if r.error:
             t.add_row(r.slug, f"[red]{r.model_type}[/red]", "-", "-", "-", "-", "unsupported")
@@ -109,4 +123,4 @@ def models(
             count(r.max_ctx or 0),
             human_bytes(r.q4_k_m_bytes or 0),
         )
-    stdout_console().print(t)
+    console.print(t)
