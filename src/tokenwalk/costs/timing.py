@@ -624,10 +624,12 @@ def prefill_report(
     if ubatch < 1 or ubatch > 1 << 20:
         raise InputError(f"--ubatch must be between 1 and 1,048,576, not {ubatch}")
     if not machine.tflops:
-        raise InputError(
-            f"machine '{machine.slug}' has no FP16 rate in the catalogue, and prefill is set by "
-            "compute; give --tflops"
+        which = (
+            "a machine given by --bandwidth alone has no compute rate"
+            if machine.slug == "custom"
+            else f"machine '{machine.slug}' has no compute rate in the catalogue"
         )
+        raise InputError(f"{which}, and prefill is set by compute; give --tflops")
     kv_type = kv_type.lower()
     plan = prefill_chunks(prompt, cached, ubatch)
     weights: dict[int, float] = {}
