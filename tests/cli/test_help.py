@@ -57,3 +57,19 @@ def test_models_keeps_every_slug_and_column_at_80_columns(capsys, monkeypatch):
     assert "Q4_K_M" in out.splitlines()[2]
     for e in load_models():
         assert re.search(rf"^ {re.escape(e.slug)} ", out, flags=re.M), e.slug
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_machines_fits_the_terminal_and_says_what_it_leaves_out(capsys, monkeypatch, width):
+    from tokenwalk.catalog import load_machines
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["machines"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    for e in load_machines():
+        assert re.search(rf"^ ?{re.escape(e.slug)} ", out, flags=re.M), e.slug
+    header = out.splitlines()[2]
+    for col in ("fit", "name", "kind/backend"):
+        if col not in header:  # left out: the note under the table says so
+            assert col in " ".join(out.split()[-40:]), col

@@ -148,13 +148,32 @@ def machines(
         return
     console = stdout_console()
     slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
-    fixed = (("kind/backend", 14), ("mem GB", 6), ("GB/s", 5), ("TFLOPS", 7), ("fit", 14))
-    # the name gets what the terminal has left (2 columns of padding per column)
-    name_w = max(12, console.width - slug_w - sum(w for _, w in fixed) - 2 * (len(fixed) + 2) - 8)
-    t = Table(title=f"{len(rows)} machines", title_justify="left", box=box.SIMPLE_HEAD)
+    widths = {"name": 12, "kind/backend": 14, "mem GB": 6, "GB/s": 5, "TFLOPS": 7, "fit": 14}
+    # a narrow terminal leaves columns out, least needed first, and says so under the table
+    dropped: list[str] = []
+
+    def needed() -> int:  # every column, and 2 columns of padding around each
+        return slug_w + sum(widths.values()) + 2 * (len(widths) + 1)
+
+    for col in ("fit", "name", "kind/backend"):
+        if needed() <= console.width:
+            break
+        del widths[col]
+        dropped.append(col)
+    t = Table(
+        title=f"{len(rows)} machines",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
     t.add_column("slug", no_wrap=True, min_width=slug_w)
-    t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
-    for col, width in fixed:
+    if "name" in widths:  # the name gets what the terminal has left
+        name_w = 12 + console.width - needed()
+        t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
+    for col, width in widths.items():
+        if col == "name":
+            continue
         right = col in ("mem GB", "GB/s", "TFLOPS")
         t.add_column(
             col,
@@ -171,15 +190,15 @@ def machines(
             if " x " in r.fit_source
             else "global"
         )
-        t.add_row(
-            safe_text(r.slug, limit=None),
-            safe_text(r.name),
-            safe_text(f"{r.kind}/{r.backend}"),
-            _memory_cell(r.memory_bytes),
-            f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "?",
-            _rate_cell(r),
-            safe_text(f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}"),
-        )
+        cells = {
+            "name": safe_text(r.name),
+            "kind/backend": safe_text(f"{r.kind}/{r.backend}"),
+            "mem GB": _memory_cell(r.memory_bytes),
+            "GB/s": f"{r.bandwidth_gbs:,.0f}" if r.bandwidth_gbs else "?",
+            "TFLOPS": _rate_cell(r),
+            "fit": safe_text(f"{r.eff_bw:.0%}/{r.eff_compute:.0%} {own}"),
+        }
+        t.add_row(safe_text(r.slug, limit=None), *(cells[c] for c in widths))
     console.print(t)
     lacks = _lacks_note(rows)
     console.print(
@@ -189,6 +208,11 @@ def machines(
         "fitted for the machine itself (own), its kind/backend group, or all machines (global). "
         f"{lacks + ' ' if lacks else ''}Sources: --json.[/dim]"
     )
+    if dropped:
+        console.print(
+            f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
+            "(a wider terminal or --json shows them).[/dim]"
+        )
 
 
 @app.command()
