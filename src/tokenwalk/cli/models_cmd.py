@@ -103,24 +103,50 @@ def models(
     )
     slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
     t.add_column("slug", no_wrap=True, min_width=slug_w)
-    numbers = (("params", 7), ("active", 7), ("layers", 6), ("max ctx", 9), ("Q4_K_M", 8))
+    widths = {
+        "arch": 8,
+        "params": 7,
+        "active": 7,
+        "layers": 6,
+        "max ctx": 9,
+        "Q4_K_M": 8,
+    }
     console = stdout_console()
-    # the architecture gives way: what the terminal has left after the others and their gaps
-    arch_w = max(6, console.width - slug_w - sum(w for _, w in numbers) - 2 * (len(numbers) + 2))
-    t.add_column("arch", overflow="ellipsis", no_wrap=True, max_width=arch_w)
-    for col, width in numbers:
-        t.add_column(col, justify="right", no_wrap=True, min_width=width)
+
+    def needed() -> int:  # every column, and 2 columns of padding between columns
+        return slug_w + sum(widths.values()) + 2 * len(widths) + 1
+
+    # a narrow terminal leaves columns out, least needed first, and says so under the table
+    dropped: list[str] = []
+    for col in ("arch", "layers", "active"):
+        if needed() <= console.width:
+            break
+        del widths[col]
+        dropped.append(col)
+    for col, width in widths.items():
+        if col == "arch":  # the architecture gets what the terminal has left
+            w = 8 + console.width - needed()
+            t.add_column(col, overflow="ellipsis", no_wrap=True, max_width=w)
+        else:
+            t.add_column(col, justify="right", no_wrap=True, min_width=width)
     for r in rows:
         if r.error:
-            t.add_row(r.slug, f"[red]{r.model_type}[/red]", "-", "-", "-", "-", "unsupported")
-            continue
-        t.add_row(
-            r.slug,
-            r.architecture or "",
-            params(r.params or 0),
-            params(r.active_params or 0),
-            str(r.n_layers),
-            count(r.max_ctx or 0),
-            human_bytes(r.q4_k_m_bytes or 0),
-        )
+            cells = {c: "-" for c in widths}
+            cells["arch"] = f"[red]{r.model_type}[/red]"
+            cells["Q4_K_M"] = "unsupported"
+        else:
+            cells = {
+                "arch": r.architecture or "",
+                "params": params(r.params or 0),
+                "active": params(r.active_params or 0),
+                "layers": str(r.n_layers),
+                "max ctx": count(r.max_ctx or 0),
+                "Q4_K_M": human_bytes(r.q4_k_m_bytes or 0),
+            }
+        t.add_row(r.slug, *(cells[c] for c in widths))
     console.print(t)
+    if dropped:
+        console.print(
+            f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
+            "(a wider terminal or --json shows them).[/dim]"
+        )
