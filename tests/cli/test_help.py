@@ -80,3 +80,10 @@ def test_machines_fits_the_terminal_and_says_what_it_leaves_out(capsys, monkeypa
     for col in ("fit", "name", "kind/backend"):
         if col not in header:  # left out: the note under the table says so
             assert col in " ".join(out.split()[-40:]), col
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_flags_show_no_bool_metavar(capsys, monkeypatch, name):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main([name, "--help"]) == 0
+    assert "<bool>" not in capsys.readouterr().out

@@ -129,6 +129,24 @@ def exit_codes(command: str) -> str:
     )
 
 
+def _flags_without_metavar() -> None:
+    """Typer 0.2x on click 8.2+ prints `<bool>` beside every flag in --help; a flag takes no
+    value, so show none (left as it is where typer's internals differ)."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_tokenwalk", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._tokenwalk = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_metavar()
+
 app = typer.Typer(
     name="tokenwalk",
     help="Inference-cost calculator for local language models: size, KV cache, decode and "
