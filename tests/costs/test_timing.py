@@ -151,3 +151,52 @@ def test_decode_refuses_bad_input(moe, laptop, kwargs):
     from tokenwalk.errors import TokenwalkError
 
     assert isinstance(info.value, TokenwalkError)
+
+
+# -- rows per product -------------------------------------------------------------------------
+
+
+def _machine(backend: str, rows_half: float) -> Machine:
+    return Machine(
+        slug=backend,
+        name=backend,
+        kind="cpu" if backend == "cpu" else "gpu",
+        backend=backend,
+        memory_bytes=None,
+        bandwidth_gbs=100.0,
+        tflops=10.0,
+        fit=Efficiency(eff_bw=1.0, eff_compute=1.0, overhead_per_layer_s=0.0, rows_half=rows_half),
+    )
+
+
+def test_a_product_of_n_rows_runs_at_n_over_n_plus_rows_half(dense):
+    """Prefill on a dense model: every weight product sees the 512 rows of the chunk, so with
+    rows_half = 512 the weights run at half speed: compute = (F + 512 x 2 P_body) / FLOPS."""
+    w = pass_work(dense, 512, 0, n_logits=0)
+    fast = pass_time(dense, _machine("cuda", 0.5), 512, 0, n_logits=0)
+    half = pass_time(dense, _machine("cuda", 512.0), 512, 0, n_logits=0)
+    assert half.compute_s == pytest.approx((w.flops + 512.0 * w.row_flops) / 10e12)
+    weights = w.matmul_flops
+    assert half.compute_s - fast.compute_s == pytest.approx(weights / 10e12, rel=0.02)
+
+
+def test_routed_experts_see_ubatch_k_over_e_rows(moe):
+    """Qwen3.6 35B-A3B: 512 x 8 / 256 = 16 rows per woken expert; its expert row FLOPs are
+    2 x the expert weights woken (all of them at 512 tokens)."""
+    from tokenwalk.costs.timing import expert_params, expert_rows
+
+    assert expert_rows(moe, 512) == pytest.approx(16.0, rel=0.01)
+    w = pass_work(moe, 512, 0, n_logits=0)
+    assert w.expert_row_flops == pytest.approx(2.0 * expert_params(moe), rel=0.01)
+    assert w.expert_flops == pytest.approx(w.expert_row_flops * 16.0, rel=0.01)
+
+
+def test_a_cpu_pays_for_its_mat_vec_products(dense):
+    """Decoding: a GPU's mat-vec kernels hide the weights' FLOPs under the read (attention
+    only); a CPU pays them, each product of one row at 1 / (1 + rows_half) of its rate."""
+    w = pass_work(dense, 1, 0)
+    gpu = pass_time(dense, _machine("cuda", 8.0), 1, 0)
+    cpu = pass_time(dense, _machine("cpu", 8.0), 1, 0)
+    assert gpu.compute_s == pytest.approx(w.attention_flops / 10e12)
+    assert cpu.compute_s == pytest.approx((w.flops + 8.0 * w.cpu_row_flops) / 10e12)
+    assert cpu.compute_s == pytest.approx(9.0 * w.flops / 10e12, rel=0.01)

@@ -208,17 +208,6 @@ PromptOpt = Annotated[
 CachedOpt = Annotated[
     int, tokens_option("--cached", help="Prompt tokens reused from a prefix cache.")
 ]
-SystemGbOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--system-gb",
-        help="Memory the system and other apps already use, GB. Default: 8 GB on shared memory "
-        "(a quarter of small machines), 0.5 GB on a discrete GPU. Takes 6, 6.5, 6GB.",
-        show_default=False,
-        parser=parse_gb,
-        metavar="GB",
-    ),
-]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Fetch remote headers again, bypassing the cache.")
 ]

@@ -13,7 +13,6 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from tokenwalk.cli.app import parse_gb, parse_tokens
-from tokenwalk.machine import Machine
 from tokenwalk.system import SystemSpec
 
 __all__ = [
@@ -25,7 +24,6 @@ __all__ = [
     "BackendOpt",
     "KindOpt",
     "MachinesFileOpt",
-    "machine_from_options",
     "system_options",
     "SYSTEM_PANEL",
 ]
@@ -116,31 +114,6 @@ MachinesFileOpt = Annotated[
         rich_help_panel=SYSTEM_PANEL,
     ),
 ]
-
-
-def machine_from_options(
-    machine: str | None,
-    bandwidth: float | None = None,
-    tflops: float | None = None,
-    memory: float | None = None,
-    backend: str | None = None,
-    kind: str | None = None,
-    machines_file: str | None = None,
-    gpu_limit: float | None = None,
-) -> Machine:
-    """Resolve the machine options (see `tokenwalk.machine.resolve_machine`)."""
-    from tokenwalk.machine import resolve_machine
-
-    return resolve_machine(
-        machine,
-        bandwidth=bandwidth,
-        tflops=tflops,
-        memory=memory,
-        backend=backend,
-        kind=kind,
-        machines_file=machines_file,
-        gpu_limit=gpu_limit,
-    )
 
 
 def _opt(*names: str, help: str, **kw: Any) -> Any:

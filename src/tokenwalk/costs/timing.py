@@ -56,6 +56,7 @@ __all__ = [
     "state_traffic_bytes",
     "matmul_flops",
     "expert_params",
+    "active_expert_params",
     "expert_rows",
     "weight_row_flops",
     "matrix_flops",
@@ -138,6 +139,12 @@ def expert_params(model: Model) -> int:
     return sum(t.n_elements for t in model.tensors if t.role is Role.EXPERT)
 
 
+def active_expert_params(model: Model) -> float:
+    """Routed-expert weights one token multiplies: all expert weights x k / E."""
+    spec = model.spec
+    return expert_params(model) * expert_read_fraction(spec.n_expert, spec.n_expert_used, 1)
+
+
 def expert_rows(model: Model, n_tokens: float) -> float:
     """Mean rows (tokens) a woken routed expert multiplies in a pass of n tokens:
     n k / E_woken, with E_woken = E (1 - (1 - k/E)^n) (uniform routing). Tokens."""
@@ -161,8 +168,7 @@ def weight_row_flops(
     experts = expert_params(model)
     spec = model.spec
     woken = experts * expert_read_fraction(spec.n_expert, spec.n_expert_used, n_tokens)
-    active_experts = experts * spec.n_expert_used / spec.n_expert if spec.n_expert else 0.0
-    body = max(active_params(model) - head - active_experts, 0.0)
+    body = max(active_params(model) - head - active_expert_params(model), 0.0)
     head_rows = 2.0 * head if n_logits > (MATVEC_MAX_BATCH if matvec_free else 0) else 0.0
     return 2.0 * (body + woken) + head_rows, 2.0 * woken
 
@@ -254,12 +260,7 @@ def pass_work(
         weight_bytes = weight_bytes_read(model, total)
     logits = total if n_logits is None else n_logits
     attn = attention_flops(model, n_tokens, ctx) + recurrent_flops(model, n_tokens)
-    spec = model.spec
-    expert_flops = (
-        2.0 * expert_params(model) * spec.n_expert_used / spec.n_expert * total
-        if spec.n_expert
-        else 0.0
-    )
+    expert_flops = 2.0 * active_expert_params(model) * total
     if total <= MATVEC_MAX_BATCH:
         row_flops, expert_row_flops = 0.0, 0.0
     else:

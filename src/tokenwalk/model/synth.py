@@ -276,21 +276,8 @@ def _granitehybrid(t: _Table, s: ArchSpec) -> None:
 
 
 def _lfm2(t: _Table, s: ArchSpec) -> None:
-    for il in range(s.n_layer_all):
-        t.blk(il, "ffn_norm.weight", s.n_embd)
-        _dense_ffn(t, s, il)
-        t.blk(il, "attn_norm.weight", s.n_embd)
-        if s.recurrent(il):
-            t.blk(il, "shortconv.conv.weight", s.shortconv_l_cache, s.n_embd)
-            t.blk(il, "shortconv.in_proj.weight", s.n_embd, 3 * s.n_embd)
-            t.blk(il, "shortconv.out_proj.weight", s.n_embd, s.n_embd)
-        else:
-            _qk_norm(t, s, il)
-            _qkv(t, s, il)
-            _attn_out(t, s, il)
-
-
-def _lfm2moe(t: _Table, s: ArchSpec) -> None:
+    """LFM2 and LFM2-MoE: short convolutions and a few attention layers; MoE layers after the
+    leading dense ones."""
     for il in range(s.n_layer_all):
         t.blk(il, "ffn_norm.weight", s.n_embd)
         if s.moe(il):
@@ -390,7 +377,7 @@ _BUILDERS: dict[str, Callable[[_Table, ArchSpec], None]] = {
     "glm4moe": _glm4moe,
     "granitehybrid": _granitehybrid,
     "lfm2": _lfm2,
-    "lfm2moe": _lfm2moe,
+    "lfm2moe": _lfm2,
     "phi3": _phi3,
     "phi2": _phi2,
 }
