@@ -442,4 +442,11 @@ def find_model(name: str) -> ModelEntry:
 
 def find_machine(name: str, extra_files: Sequence[Path] = ()) -> MachineEntry:
     """The machine called `name` (slug or alias, any case), user files included."""
-    return _find(load_machines(extra_files), name, "machine", "tokenwalk machines")
+    try:
+        return _find(load_machines(extra_files), name, "machine", "tokenwalk machines")
+    except UnknownNameError as exc:
+        if name.strip().lower() != "this":
+            raise
+        raise UnknownNameError(
+            f"{exc}; `this` is the machine `tokenwalk probe --write` stores: run it first"
+        ) from None

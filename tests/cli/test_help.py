@@ -87,3 +87,13 @@ def test_flags_show_no_bool_metavar(capsys, monkeypatch, name):
     monkeypatch.setenv("COLUMNS", "100")
     assert main([name, "--help"]) == 0
     assert "<bool>" not in capsys.readouterr().out
+
+
+def test_counts_and_this_say_what_they_are(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("TOKENWALK_MACHINES", raising=False)
+    assert main(["decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--n-cpu-moe", "-3"]) == 2
+    err = capsys.readouterr().err
+    assert "whole number" in err and "tokens" not in err
+    assert main(["decode", "qwen3-0.6b", "-m", "this"]) == 2
+    assert "tokenwalk probe --write" in capsys.readouterr().err

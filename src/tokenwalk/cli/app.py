@@ -44,6 +44,16 @@ def parse_tokens(value: str | int) -> int:
     return int(n)
 
 
+def parse_count(value: str | int) -> int:
+    """A plain count (streams, layers): a whole number, 0 or more, no suffix."""
+    if isinstance(value, int):
+        return value
+    n = _number(str(value), {"": 1}, "a whole number", "4 or 32")
+    if n != int(n):
+        raise typer.BadParameter(f"'{value}' is not a whole number")
+    return int(n)
+
+
 def parse_gb(value: str | float) -> float:
     """A size in the option's unit (GB or GiB): 24, 24.5, 24GB; finite and never negative."""
     if isinstance(value, (int, float)):
@@ -198,7 +208,7 @@ ParallelOpt = Annotated[
         "-np",
         help="Parallel sequences (llama.cpp -np, at most 256): streams that split --ctx between "
         "them and share each read of the weights.",
-        parser=parse_tokens,
+        parser=parse_count,
         metavar="N",
     ),
 ]

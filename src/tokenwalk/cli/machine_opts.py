@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from tokenwalk.cli.app import parse_gb, parse_tokens
+from tokenwalk.cli.app import parse_count, parse_gb
 from tokenwalk.system import SystemSpec
 
 __all__ = [
@@ -224,7 +224,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
                 "--n-cpu-moe",
                 "-ncmoe",
                 help="Keep the routed experts of the FIRST N layers in RAM.",
-                parser=parse_tokens,
+                parser=parse_count,
                 metavar="N",
             ),
         ],

@@ -147,8 +147,11 @@ def split_view(sp: SplitInfo, what: str) -> Group:
     if len(sp.parts) < 2:
         return Group(head)
     t = Table(title=f"each device's part of {what}", title_justify="left")
-    for col in ("device", "weights", "KV read", "time", ""):
-        t.add_column(col, justify="left" if col in ("device", "") else "right")
+    # a device's slug is what users type (--host, --machine): never cut; its role goes below
+    t.add_column("device", no_wrap=True, min_width=max(len(visible(p.device)) for p in sp.parts))
+    for col in ("weights", "KV read", "time"):
+        t.add_column(col, justify="right")
+    t.add_column("", overflow="fold")
     total = sum(p.time_s for p in sp.parts) or 1.0
     for p in sp.parts:
         label = "link" if p.role == "link" else f"{safe_markup(p.device)} ({p.role})"
