@@ -29,8 +29,7 @@ import yaml
 from tokenwalk.calibrate import calibrate_machine, read_llama_bench
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
-from tokenwalk.probe import cpu_machine_entry
-from tokenwalk.probe.measure import host_rates
+from tokenwalk.probe import recorded_cpu_entry
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = {"decode": 0.10, "prefill": 0.20}
@@ -52,16 +51,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for path in files:
             threads = int(path.name.rsplit(".t", 1)[1].removesuffix(".json"))
-            read_gbs, gemm = host_rates(host, threads)
-            entry = cpu_machine_entry(
-                "this",
-                cpu_name=host["cpu"]["model_name"] or "cpu",
-                threads=threads,
-                memory_bytes=host["mem_total_bytes"],
-                read_gbs=read_gbs,
-                gemm_gflops=gemm,
-                source="host.json",
-            )
+            entry = recorded_cpu_entry(host, threads, source="host.json")
             machines = Path(tmp) / f"{path.stem}.yaml"
             machines.write_text(yaml.safe_dump([entry]))
             machine = resolve_machine("this", machines_file=machines)

@@ -13,8 +13,7 @@ import yaml
 from tokenwalk.calibrate import calibrate_machine, read_llama_bench
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
-from tokenwalk.probe import cpu_machine_entry
-from tokenwalk.probe.measure import host_rates
+from tokenwalk.probe import recorded_cpu_entry
 
 DATA = Path(__file__).parents[1] / "data" / "cpu-ground-truth"
 BENCH_FILES = sorted(DATA.glob("*.t[0-9]*.json"))
@@ -30,16 +29,7 @@ def header_of(model_filename: str) -> Path:
 
 def measured_machine(tmp_path: Path, threads: int):
     host = json.loads((DATA / "host.json").read_text())
-    read_gbs, gemm = host_rates(host, threads)
-    entry = cpu_machine_entry(
-        "this",
-        cpu_name=host["cpu"]["model_name"] or "cpu",
-        threads=threads,
-        memory_bytes=host["mem_total_bytes"],
-        read_gbs=read_gbs,
-        gemm_gflops=gemm,
-        source="tests/data/cpu-ground-truth/host.json",
-    )
+    entry = recorded_cpu_entry(host, threads, source="tests/data/cpu-ground-truth/host.json")
     f = tmp_path / f"machines-{threads}.yaml"
     f.write_text(yaml.safe_dump([entry]))
     return resolve_machine("this", machines_file=f), f

@@ -25,6 +25,7 @@ __all__ = [
     "probe",
     "machine_entry",
     "cpu_machine_entry",
+    "recorded_cpu_entry",
     "write_machine_entry",
     "Detected",
     "Measurement",
@@ -168,6 +169,23 @@ def cpu_machine_entry(
         "cpu_bandwidth_gbs": read_gbs,
         "source": source,
     }
+
+
+def recorded_cpu_entry(host: dict[str, Any], threads: int, *, source: str) -> dict[str, Any]:
+    """The `this` machine a recorded measurement (`scripts/measure_host.py`'s JSON, as in
+    tests/data/cpu-ground-truth/host.json) gives at `threads` threads."""
+    from tokenwalk.probe.measure import host_rates
+
+    read_gbs, gemm = host_rates(host, threads)
+    return cpu_machine_entry(
+        "this",
+        cpu_name=host["cpu"]["model_name"] or "cpu",
+        threads=threads,
+        memory_bytes=host["mem_total_bytes"],
+        read_gbs=read_gbs,
+        gemm_gflops=gemm,
+        source=source,
+    )
 
 
 def probe(
