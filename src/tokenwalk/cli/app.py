@@ -186,7 +186,10 @@ QuantOpt = Annotated[
         show_default=False,
     ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON for scripts.")]
+JsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="Print the result as JSON for scripts.", rich_help_panel="Output"),
+]
 KvTypeOpt = Annotated[
     str,
     typer.Option(
@@ -245,8 +248,15 @@ def stdout_console():  # noqa: ANN201
         def on_broken_pipe(self) -> None:
             raise PipeClosed
 
+    from tokenwalk.cli.output import current
+
+    out = current()
+    if out.consoles:  # one console per command, so --svg / --html save all it printed
+        return out.consoles[0]
     # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
-    return _Console(highlight=False, emoji=False)
+    console = _Console(highlight=False, emoji=False, record=out.record)
+    out.consoles.append(console)
+    return console
 
 
 def warn(message: str) -> None:
@@ -268,8 +278,12 @@ def emit_json(obj: Any) -> None:
     overrides, ...) are written as \\uNNNN escapes too, so strings parse back exactly and no
     control character reaches a terminal.
     """
+    from tokenwalk.cli.output import current
     from tokenwalk.render.safe import json_visible
 
+    if current().csv:
+        emit_csv(obj)
+        return
     try:
         sys.stdout.write(json_visible(obj.model_dump_json(indent=2)))
         sys.stdout.write("\n")
@@ -278,14 +292,36 @@ def emit_json(obj: Any) -> None:
         raise PipeClosed from None
 
 
+def emit_csv(obj: Any) -> None:
+    """Print a result's rows (`tokenwalk.render.rows.csv_rows`) as CSV: a header line of
+    column names, then one line per row; text cells made safe as in JSON."""
+    import csv
+
+    from tokenwalk.render.rows import csv_rows
+
+    rows = csv_rows(obj)
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
+    try:
+        writer.writeheader()
+        writer.writerows(rows)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise PipeClosed from None
+
+
 def respond(report: Any, json: bool) -> None:
-    """Print a result: JSON for scripts, else its Rich view (`tokenwalk.render.render`)."""
-    if json:
+    """Print a result: JSON or CSV for scripts, else its Rich view (`tokenwalk.render.render`)
+    with, when asked, its arithmetic (--explain) and chart (--chart)."""
+    from tokenwalk.cli.output import current
+
+    out = current()
+    if json or out.for_scripts:
         emit_json(report)
         return
     from tokenwalk.render import render
 
-    render(report, stdout_console())
+    render(report, stdout_console(), explain=out.explain, chart=out.chart)
 
 
 def load(  # noqa: ANN201

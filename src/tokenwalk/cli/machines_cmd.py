@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
 from tokenwalk.cli.machine_opts import MachineOpt, MachinesFileOpt, TflopsOpt
+from tokenwalk.cli.output import output_options
 from tokenwalk.units import Bytes
 
 
@@ -124,6 +125,7 @@ def _rate_cell(r: MachineRow) -> str:
 
 
 @app.command()
+@output_options
 def machines(
     query: Annotated[
         str | None,
@@ -216,6 +218,7 @@ def machines(
 
 
 @app.command()
+@output_options
 def calibrate(
     machine: MachineOpt = None,
     from_file: Annotated[

@@ -8,6 +8,7 @@ import typer
 from pydantic import BaseModel
 
 from tokenwalk.cli.app import JsonOpt, app, emit_json, stdout_console
+from tokenwalk.cli.output import output_options
 from tokenwalk.units import Bytes, Count
 
 
@@ -78,6 +79,7 @@ def catalogue_rows(query: str | None = None) -> list[CatalogueRow]:
 
 
 @app.command()
+@output_options
 def models(
     query: Annotated[
         str | None, typer.Argument(help="Only models whose name contains this.", show_default=False)

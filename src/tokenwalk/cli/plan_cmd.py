@@ -25,6 +25,7 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
 from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
@@ -105,6 +106,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 @app.command()
 @system_options
+@output_options
 def budget(
     models: Annotated[
         list[str],
@@ -198,6 +200,7 @@ def budget(
 
 @app.command()
 @system_options
+@output_options
 def trace(
     model: ModelArg,
     prompt: PromptOpt = 0,
@@ -379,6 +382,7 @@ def _trace_session(
 
 @app.command()
 @system_options
+@output_options
 def spec(
     target: ModelArg,
     draft: Annotated[

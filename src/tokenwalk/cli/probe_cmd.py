@@ -10,6 +10,7 @@ import typer
 
 from tokenwalk.cli.app import JsonOpt, app, emit_json, parse_gb, stdout_console
 from tokenwalk.cli.machine_opts import MachinesFileOpt
+from tokenwalk.cli.output import output_options
 
 
 def _target(machines_file: str | None) -> Path:
@@ -22,6 +23,7 @@ def _target(machines_file: str | None) -> Path:
 
 
 @app.command()
+@output_options
 def probe(
     write: Annotated[
         bool,

@@ -19,9 +19,11 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
+from tokenwalk.cli.output import output_options
 
 
 @app.command()
+@output_options
 def size(
     model: ModelArg, quant: QuantOpt = None, json: JsonOpt = False, no_cache: NoCacheOpt = False
 ) -> None:
@@ -37,6 +39,7 @@ def size(
 
 
 @app.command()
+@output_options
 def kv(
     model: ModelArg,
     ctx: Annotated[

@@ -21,6 +21,7 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
 from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
@@ -28,6 +29,7 @@ from tokenwalk.system import SystemSpec
 
 @app.command()
 @system_options
+@output_options
 def decode(
     model: ModelArg,
     ctx: Annotated[
@@ -78,6 +80,7 @@ def decode(
 
 @app.command()
 @system_options
+@output_options
 def prefill(
     model: ModelArg,
     prompt: PromptOpt = 0,

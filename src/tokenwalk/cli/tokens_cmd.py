@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from tokenwalk.cli.app import JsonOpt, ModelArg, NoCacheOpt, QuantOpt, app, respond
+from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import (
     ChatOpt,
     PromptFileOpt,
@@ -18,6 +19,7 @@ from tokenwalk.errors import InputError
 
 
 @app.command()
+@output_options
 def tokens(
     model: ModelArg,
     file: Annotated[

@@ -24,9 +24,30 @@ _VIEWS = {
 }
 
 
-def render(report: Any, console: Console) -> None:
+def _snake(name: str) -> str:
+    """SizeReport -> size_report: the suffix of a report's explain_ and chart_ functions."""
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _extra(kind: str, report: Any) -> Any:
+    """The `explain_*` or `chart_*` function of a report type, or None where it has none."""
+    module = import_module(f"tokenwalk.render.{'explain' if kind == 'explain' else 'charts'}")
+    return getattr(module, f"{kind}_{_snake(type(report).__name__)}", None)
+
+
+def render(report: Any, console: Console, *, explain: bool = False, chart: bool = False) -> None:
     """Print the Rich view of a result object; a timing answer whose model does not fit the
-    machine's memory (`costs.budget.FitChecked`) ends with that warning, in red."""
+    machine's memory (`costs.budget.FitChecked`) ends with that warning, in red. `explain` adds
+    the arithmetic behind the answer (`render.explain`), `chart` its chart (`render.charts`)."""
+    from tokenwalk.errors import InputError
+
+    wanted = [k for k, on in (("explain", explain), ("chart", chart)) if on]
+    extras = {k: _extra(k, report) for k in wanted}
+    for k, fn in extras.items():
+        if fn is None:
+            raise InputError(f"--{k} has nothing to add to this answer")
     module, name = _VIEWS[type(report).__name__]
     getattr(import_module(module), name)(report, console)
     memory = getattr(report, "memory", None)
@@ -34,3 +55,5 @@ def render(report: Any, console: Console) -> None:
         from tokenwalk.render.safe import safe_text
 
         console.print(safe_text(f"warning: {memory.note}", style="bold red", limit=None))
+    for fn in extras.values():
+        fn(report, console)

@@ -1,0 +1,159 @@
+"""The output options, declared once: `--csv`, `--explain`, `--chart`, `--svg FILE` and
+`--html FILE` beside each command's `--json`. `output_options` adds them to a command (one
+"Output" panel in its --help) and keeps them for the length of the call, where `respond`,
+`emit_json` and `stdout_console` (tokenwalk.cli.app) read them."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from tokenwalk.errors import InputError
+
+__all__ = ["Output", "current", "output_options", "OUTPUT_PANEL", "using"]
+
+OUTPUT_PANEL = "Output"
+
+
+@dataclass
+class Output:
+    """How a command's answer is printed. `consoles` are the Rich consoles that printed it,
+    kept to export what the terminal showed (`--svg`, `--html`)."""
+
+    json: bool = False
+    csv: bool = False
+    explain: bool = False
+    chart: bool = False
+    svg: Path | None = None
+    html: Path | None = None
+    consoles: list[Any] = field(default_factory=list)
+
+    @property
+    def for_scripts(self) -> bool:
+        """JSON or CSV: no table, no chart, no progress on stderr."""
+        return self.json or self.csv
+
+    @property
+    def record(self) -> bool:
+        return self.svg is not None or self.html is not None
+
+
+_CURRENT: ContextVar[Output] = ContextVar("tokenwalk_output", default=Output())  # noqa: B039
+
+
+def current() -> Output:
+    """The output options of the command being run (defaults outside a command)."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def using(out: Output) -> Iterator[Output]:
+    """Run with `out` as the current output options."""
+    token = _CURRENT.set(out)
+    try:
+        yield out
+    finally:
+        _CURRENT.reset(token)
+
+
+def _opt(*names: str, help: str, **kw: Any) -> Any:
+    return typer.Option(*names, help=help, show_default=False, rich_help_panel=OUTPUT_PANEL, **kw)
+
+
+_OUTPUT_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "csv": (
+        Annotated[
+            bool,
+            _opt("--csv", help="Print the result's rows as CSV: a header line, then the rows."),
+        ],
+        False,
+    ),
+    "explain": (
+        Annotated[
+            bool,
+            _opt(
+                "--explain",
+                help="Show the arithmetic behind the answer: each formula, then the numbers in it.",
+            ),
+        ],
+        False,
+    ),
+    "chart": (
+        Annotated[bool, _opt("--chart", help="Draw the answer as a chart under the table.")],
+        False,
+    ),
+    "svg": (
+        Annotated[
+            Path | None,
+            _opt("--svg", help="Also save the terminal's view as an SVG image.", metavar="FILE"),
+        ],
+        None,
+    ),
+    "html": (
+        Annotated[
+            Path | None,
+            _opt("--html", help="Also save the terminal's view as an HTML page.", metavar="FILE"),
+        ],
+        None,
+    ),
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _check(out: Output) -> None:
+    if out.json and out.csv:
+        raise InputError("--json and --csv are two answers for scripts: give one")
+    if out.record and out.for_scripts:
+        raise InputError("--svg and --html save the terminal's view; --json and --csv print none")
+    for path in (out.svg, out.html):
+        if path is not None and (path.is_dir() or not path.parent.is_dir()):
+            raise InputError(f"cannot write '{path}': not a file in an existing folder")
+
+
+def _save(out: Output) -> None:
+    """Write what the recorded consoles printed (nothing when the command failed)."""
+    if not out.record or not out.consoles:
+        return
+    from tokenwalk.render.export import export_html, export_svg
+
+    if out.svg is not None:
+        export_svg(out.consoles, out.svg)
+    if out.html is not None:
+        export_html(out.consoles, out.html)
+
+
+def output_options(fn: F) -> F:
+    """Give command `fn` (which takes `json: bool`) the output options beside it, kept as the
+    current `Output` while it runs; with --csv the command runs quiet, as for --json."""
+    sig = inspect.signature(fn, eval_str=True)
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()]
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, (ann, default) in _OUTPUT_OPTIONS.items()
+    ]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> Any:
+        out = Output(
+            json=bool(kwargs.get("json")), **{name: kwargs.pop(name) for name in _OUTPUT_OPTIONS}
+        )
+        _check(out)
+        if "json" in kwargs:
+            kwargs["json"] = out.for_scripts
+        with using(out):
+            rv = fn(**kwargs)
+            _save(out)
+        return rv
+
+    command.__signature__ = sig.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
+    return command  # type: ignore[return-value]
