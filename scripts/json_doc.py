@@ -349,6 +349,18 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         S,
         "compute term of a pass: (FLOPs + rows_half x row FLOPs) / (rate x eff_compute)",
     ),
+    "compute_flops": (
+        None,
+        "FLOP",
+        "F of compute_s: the FLOPs the compute term counts (a GPU's mat-vec decode step: "
+        "attention only); null when split over devices",
+    ),
+    "row_flops": (
+        None,
+        "FLOP",
+        "R of compute_s: sum over matrix products of FLOPs / rows; null when split over devices",
+    ),
+    "read_bytes": (None, B, "all a pass reads: weights, KV cells, recurrent state"),
     "expert_s": (None, S, "routed-expert products' share of compute_s"),
     "overhead_s": (None, S, "overhead term of a pass: layers x overhead_per_layer_s"),
     "bound": (

@@ -485,6 +485,8 @@ class DecodeReport(_OnMachine):
     flops_per_token: float
     memory_s: float
     compute_s: float
+    compute_flops: float | None = None  # F the compute term counts (None: split over devices)
+    row_flops: float | None = None  # R, sum over products of F_i / rows_i (None: split)
     overhead_s: float  # layers x overhead_per_layer_s
     bound: str
     bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
@@ -541,6 +543,8 @@ def decode_report(
         flops_per_token=w.flops / parallel,
         memory_s=cost.memory_s,
         compute_s=cost.compute_s,
+        compute_flops=matrix_flops(w, machine.backend),
+        row_flops=matrix_row_flops(w, machine.backend),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
@@ -573,7 +577,9 @@ class PrefillChunk(BaseModel):
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # layers x overhead_per_layer_s
     weight_read_bytes: Bytes  # weights the chunk reads (experts woken included)
+    read_bytes: Bytes = 0  # all it reads: weights, KV cells, recurrent state
     flops: float
+    row_flops: float | None = None  # R of the compute term (None: split over devices)
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
 
@@ -655,7 +661,9 @@ def prefill_report(
                 expert_s=cost.expert_s,
                 overhead_s=cost.overhead_s,
                 weight_read_bytes=work.weight_bytes,
+                read_bytes=work.bytes,
                 flops=work.flops,
+                row_flops=matrix_row_flops(work, machine.backend),
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
             )
