@@ -215,6 +215,23 @@ def machines(
             f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
             "(a wider terminal or --json shows them).[/dim]"
         )
+    _explain("machines", rows, console)
+
+
+def _explain(kind: str, obj: object, console: object) -> None:
+    """--explain after a view this module prints itself (`render.explain`)."""
+    from tokenwalk.cli.output import current
+
+    if not current().explain:
+        return
+    from tokenwalk.render import explain
+
+    fn = {
+        "machines": explain.explain_machines,
+        "defaults": explain.explain_defaults_fit,
+        "machine fit": explain.explain_machine_fit,
+    }[kind]
+    fn(obj, console)  # type: ignore[operator]
 
 
 @app.command()
@@ -319,6 +336,7 @@ def _refit_defaults(write: bool, json: bool) -> None:
     from tokenwalk.render.calibrate import render_defaults
 
     render_defaults(fit, stdout_console(), written=write)
+    _explain("defaults", fit, stdout_console())
 
 
 def _calibrate_run(
@@ -386,3 +404,4 @@ def _calibrate_one(
     from tokenwalk.render.calibrate import render_machine_fit
 
     render_machine_fit(result, stdout_console(), None if dry_run else target)
+    _explain("machine fit", result, stdout_console())

@@ -152,3 +152,19 @@ def models(
             f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
             "(a wider terminal or --json shows them).[/dim]"
         )
+    _explain(rows, console)
+
+
+def _explain(rows: list[CatalogueRow], console: object) -> None:
+    """--explain: how a size is computed, on the first model listed."""
+    from tokenwalk.cli.output import current
+
+    if not current().explain:
+        return
+    from tokenwalk.costs.size import size_report
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.render.explain import explain_catalogue
+
+    first = next((r for r in rows if not r.error), None)
+    example = size_report(load_model(first.slug, "Q4_K_M").model) if first else None
+    explain_catalogue(example, console)  # type: ignore[arg-type]

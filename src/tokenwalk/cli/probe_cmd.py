@@ -87,3 +87,9 @@ def probe(
 
     hint = "" if no_measure else f"not stored (--write stores it in {target})"
     render_probe(report, stdout_console(), store_hint=hint)
+    from tokenwalk.cli.output import current
+
+    if current().explain:
+        from tokenwalk.render.explain import explain_probe
+
+        explain_probe(report, stdout_console())
