@@ -297,8 +297,9 @@ def _split_steps(sp: SplitInfo, total_s: float, what: str) -> list[Step]:
         steps.append(
             Step(
                 f"  {p.device}",
-                "max(B_d / (BW_d x eff_bw), compute_d) + overhead_d",
-                f"B_d = {_b(p.weight_bytes)} weights + {_b(p.kv_read_bytes)} KV",
+                f"{_b(p.weight_bytes)} weights + {_b(p.kv_read_bytes)} KV, at its own "
+                "bandwidth, rate and efficiencies",
+                "",
                 _s(p.time_s),
                 p.how or (f"{p.bound}-bound" if p.bound else ""),
             )
