@@ -655,6 +655,7 @@ def explain_budget_report(r: BudgetReport, console: Console) -> None:
                     else "",
                 )
             )
+        steps += _budget_end(r)
         show(console, "How the memory is worked out, device by device", steps)
         return
     room = r.capacity_bytes - r.system_bytes
@@ -694,15 +695,21 @@ def explain_budget_report(r: BudgetReport, console: Console) -> None:
             f"{r.verdict}: 'with room' keeps 12.5% of the capacity free",
         )
     )
-    steps.append(
+    steps += _budget_end(r)[1:]
+    show(console, "How the memory is worked out", steps)
+
+
+def _budget_end(r: BudgetReport) -> list[Step]:
+    """The verdict over devices and the largest context that fits."""
+    return [
+        Step("fits", "free >= 0 on every device", "", r.verdict),
         Step(
             "largest context",
             "the largest ctx with weights + cache(ctx) + buffers <= room",
             "",
             f"{r.max_fit_ctx:,} tokens",
-        )
-    )
-    show(console, "How the memory is worked out", steps)
+        ),
+    ]
 
 
 # -- trace, session, spec, tokens ----------------------------------------------------------------
@@ -764,7 +771,11 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
         )
     )
     before = [p for p in r.phases if p.start_s < r.ttft_s and p.duration_s > 0]
-    names = {"load from disk": "load", "template + tokenize": "tokenize"}
+    names = {
+        "load from disk": "load",
+        "template + tokenize": "tokenize",
+        "restore KV from disk": "restore KV",
+    }
     parts = [_s(r.load_s)] if load is not None else []
     parts += [_s(p.duration_s) for p in before if not p.name.startswith(("prefill", "load"))]
     parts.append(_s(r.prefill_s))
