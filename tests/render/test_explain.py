@@ -243,3 +243,30 @@ def test_json_and_csv_ignore_explain(capsys):
     out, err = capsys.readouterr()
     assert "How" not in out and "Traceback" not in err
     assert code in (0, 2)
+
+
+def test_sweep_explains_its_first_and_last_run():
+    from rich.console import Console
+
+    from tokenwalk.costs.sweep import SweepReport, SweepRow
+    from tokenwalk.costs.timing import decode_report
+    from tokenwalk.machine import resolve_machine
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.render.explain import explain_sweep_report
+
+    model = load_model("qwen3-0.6b", "Q4_K_M").model
+    machine = resolve_machine("rtx-4090")
+    runs = [decode_report(model, machine, ctx=c) for c in (0, 8192, 32768)]
+    sweep = SweepReport(
+        command="decode",
+        axes=["ctx"],
+        columns=[],
+        rows=[SweepRow(inputs={"ctx": r.ctx}, values={}) for r in runs],
+        runs=runs,
+    )
+    console = Console(width=80, record=True, color_system=None)
+    explain_sweep_report(sweep, console)
+    text = console.export_text()
+    assert "first row: ctx 0" in text and "last row: ctx 32768" in text
+    assert "ctx 8192" not in text
+    assert f"= {rate(runs[-1].ceiling_tok_s)}" in text

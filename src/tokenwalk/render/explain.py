@@ -52,6 +52,7 @@ __all__ = [
     "explain_spec_report",
     "explain_token_count",
     "explain_session_report",
+    "explain_sweep_report",
     "explain_catalogue",
     "explain_machines",
     "explain_probe",
@@ -382,6 +383,15 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             compute_note=note,
         )
     steps.append(Step("estimate", "1 / time", f"1 / {_s(r.ms_per_token / 1e3)}", _r(r.tok_s)))
+    if r.ceiling_tok_s:
+        steps.append(
+            Step(
+                "of the ceiling",
+                "estimate / ceiling",
+                f"{_r(r.tok_s)} / {_r(r.ceiling_tok_s)}",
+                _p(r.tok_s / r.ceiling_tok_s),
+            )
+        )
     if r.parallel > 1:
         steps.append(
             Step(
@@ -474,6 +484,18 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             "sum of the chunk times",
             _sum([_s(c.time_s) for c in r.chunks]),
             _s(r.ttft_s),
+        )
+    )
+    steps.append(
+        Step(
+            "useful rate",
+            "FLOPs / TTFT",
+            f"{_flop(r.flops)} / {_s(r.ttft_s)}",
+            _tflops(r.flops / r.ttft_s / 1e12) if r.ttft_s else "",
+            f"{_p(r.flops / r.ttft_s / 1e12 / r.tflops)} of the spec sheet's "
+            f"{_tflops(r.tflops)}; FLOPs per token: {_flop(r.flops_per_token)}"
+            if r.tflops and r.ttft_s
+            else "",
         )
     )
     steps.append(
@@ -1144,3 +1166,23 @@ def explain_machine_fit(r: MachineFit, console: Console) -> None:
             )
         )
     show(console, f"How {r.machine} is fitted", steps)
+
+
+def explain_sweep_report(r: Any, console: Console) -> None:
+    """A sweep's rows are single runs: the first and the last run explained, each as its own
+    command's --explain explains it."""
+    from tokenwalk.render import _snake
+
+    runs = list(r.runs)
+    if not runs:
+        return
+    picked = runs if len(runs) <= 2 else [runs[0], runs[-1]]
+    for i, run in enumerate(picked):
+        fn = globals().get(f"explain_{_snake(type(run).__name__)}")
+        if fn is None:
+            continue
+        row = r.rows[runs.index(run)] if len(r.rows) == len(runs) else None
+        where = ", ".join(f"{k} {v}" for k, v in row.inputs.items()) if row is not None else ""
+        label = "first row" if i == 0 else "last row"
+        console.print(Text(f"\n{label}: {where}" if where else f"\n{label}", style="italic"))
+        fn(run, console)
