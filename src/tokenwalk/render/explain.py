@@ -137,26 +137,49 @@ def _sum(terms: Sequence[str], limit: int = 4) -> str:
 # -- layout ------------------------------------------------------------------------------------
 
 
+def _depth(word: str) -> int:
+    return word.count("(") - word.count(")")
+
+
+def _break_at(line: list[str], depth0: int) -> int | None:
+    """Where to break `line` (an index: before that word), or None to keep it full: before the
+    operator, or after the comma, least deep in parentheses, then of lowest precedence (+, -,
+    = before x and /), then the latest. `depth0`: parentheses open before the line."""
+    best: tuple[int, int, int] | None = None
+    depth = depth0 + _depth(line[0])
+    for j in range(1, len(line)):
+        rank = None
+        if line[j] in _OPERATORS:
+            rank = 1 if line[j] in ("x", "/", "·") else 0
+        elif line[j - 1].endswith(","):
+            rank = 0
+        if rank is not None:
+            key = (depth, rank, -j)
+            if best is None or key < best:
+                best = key
+        depth += _depth(line[j])
+    return -best[2] if best is not None else None
+
+
 def _wrap(first: str, text: str, indent: int, width: int, ops: bool = True) -> list[str]:
     """`first` + `text` in lines of at most `width`, continuation lines indented by `indent`;
-    a line that must break breaks before its last operator when that leaves something on it."""
+    a formula breaks where `_break_at` says, when that leaves a third of a line."""
     words = text.split(" ")
     lines: list[str] = []
     line: list[str] = []
     lead = first
+    depth = 0  # parentheses open before `line`
     for word in words:
         cur = lead + " ".join([*line, word])
         if len(cur) <= width or not line:
             line.append(word)
             continue
         cut = len(line)
-        for j in range(len(line) - 1, 0, -1) if ops else ():
-            if line[j] in _OPERATORS:
-                cut = j
-                break
-        if cut < len(line) and len(lead + " ".join(line[:cut])) < width // 2:
-            cut = len(line)  # an operator too far left: keep the line full
+        at = _break_at(line, depth) if ops else None
+        if at is not None and len(lead + " ".join(line[:at])) >= width // 3:
+            cut = at
         lines.append(lead + " ".join(line[:cut]))
+        depth += sum(_depth(w) for w in line[:cut])
         line = [*line[cut:], word]
         lead = " " * indent
     lines.append(lead + " ".join(line))
