@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tokenwalk.probe as probe_mod
 from tokenwalk.cli import main
@@ -270,3 +272,25 @@ def test_sweep_explains_its_first_and_last_run():
     assert "first row: ctx 0" in text and "last row: ctx 32768" in text
     assert "ctx 8192" not in text
     assert f"= {rate(runs[-1].ceiling_tok_s)}" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(
+        st.one_of(
+            st.sampled_from(["+", "x", "/", "=", "(a", "b)", "max(c,", "12.3\u00a0GB/s"]),
+            st.text(alphabet="abcdefghij", min_size=1, max_size=12),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    width=st.integers(min_value=40, max_value=120),
+)
+def test_wrap_keeps_every_word_and_the_width(words, width):
+    from tokenwalk.render.explain import _wrap
+
+    lines = _wrap("name = ", " ".join(words), 9, width)
+    joined = " ".join(x.strip() for x in lines).removeprefix("name = ")
+    assert joined == " ".join(words).replace("\u00a0", " ")
+    assert all(len(x) <= width for x in lines)
+    assert not any(x.rstrip().endswith("12.3") for x in lines)  # a quantity is never cut
