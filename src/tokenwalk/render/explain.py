@@ -969,6 +969,15 @@ def explain_spec_report(r: SpecReport, console: Console) -> None:
             f"{r.break_even_alpha:.2f}" if r.break_even_alpha is not None else "none below 1",
         )
     )
+    if r.observed_speedup is not None:
+        steps.append(
+            Step(
+                "observed alpha",
+                f"the alpha at which speedup = {r.observed_speedup:g}x (observed)",
+                "",
+                f"{r.observed_alpha:.2f}" if r.observed_alpha is not None else "out of reach",
+            )
+        )
     show(console, "How the speedup is worked out", steps)
 
 
