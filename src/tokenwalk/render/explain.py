@@ -339,6 +339,89 @@ def _split_steps(sp: SplitInfo, total_s: float, what: str) -> list[Step]:
     return steps
 
 
+# -- energy and price (costs.energy: power x time) --------------------------------------------
+
+
+def _energy_steps(e: Any, what: str) -> list[Step]:
+    """energy = P x t, in Wh, per million tokens; cost = Wh / 1000 x price per kWh, or
+    t / 3600 x price per hour. `e` is the answer's `energy` (None: not asked)."""
+    if e is None:
+        return []
+    from tokenwalk.render.energy import joules, money, wh
+
+    steps: list[Step] = []
+    t = _q(f"{e.time_s:,.3g} s")
+    if e.power_w is not None and e.energy_j is not None and e.energy_wh is not None:
+        bound = "; rated power at full load: an upper bound" if e.upper_bound else ""
+        if e.host_w and e.device_w is not None:
+            steps.append(
+                Step(
+                    "power",
+                    "P = cards + the host's share",
+                    f"{e.device_w:,.0f} W + {e.host_w:,.0f} W",
+                    _q(f"{e.power_w:,.0f} W"),
+                    f"{e.power_from}{bound}",
+                )
+            )
+        else:
+            steps.append(
+                Step("power", "P", "", _q(f"{e.power_w:,.0f} W"), f"{e.power_from}{bound}")
+            )
+        steps.append(
+            Step(
+                "energy",
+                "P x t",
+                f"{e.power_w:,.0f} W x {t}",
+                _q(joules(e.energy_j)),
+                f"t: {what}",
+            )
+        )
+        steps.append(
+            Step("  in Wh", "J / 3600", f"{_q(joules(e.energy_j))} / 3600", _q(wh(e.energy_wh)))
+        )
+        if e.wh_per_million_tokens is not None:
+            steps.append(
+                Step(
+                    "per 1M tokens",
+                    "Wh x 1e6 / tokens",
+                    f"{_q(wh(e.energy_wh))} x 1e6 / {e.tokens:,}",
+                    _q(wh(e.wh_per_million_tokens)),
+                )
+            )
+    elif e.note:
+        steps.append(Step("energy", "P x t", "", "unknown", e.note))
+    if e.cost is not None:
+        cur = e.currency
+        if e.price_per_hour is not None:
+            steps.append(
+                Step(
+                    "cost",
+                    "t / 3600 x price per hour",
+                    f"{t} / 3600 x {e.price_per_hour:g}",
+                    _q(money(e.cost, cur)),
+                )
+            )
+        elif e.energy_wh is not None:
+            steps.append(
+                Step(
+                    "cost",
+                    "Wh / 1000 x price per kWh",
+                    f"{_q(wh(e.energy_wh))} / 1000 x {e.price_per_kwh or 0.0:g}",
+                    _q(money(e.cost, cur)),
+                )
+            )
+        if e.cost_per_million_tokens is not None:
+            steps.append(
+                Step(
+                    "per 1M tokens",
+                    "cost x 1e6 / tokens",
+                    f"{_q(money(e.cost, cur))} x 1e6 / {e.tokens:,}",
+                    _q(money(e.cost_per_million_tokens, cur)),
+                )
+            )
+    return steps
+
+
 # -- decode ------------------------------------------------------------------------------------
 
 
@@ -426,6 +509,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
         )
     if not split:
         steps.append(_efficiency(r.fit))
+    steps += _energy_steps(getattr(r, "energy", None), "one step; tokens: one per stream")
     show(console, "How decode is worked out", steps)
 
 
@@ -533,6 +617,7 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
         steps += _split_steps(r.split, r.ttft_s, "the prefill")
     else:
         steps.append(_efficiency(r.fit))
+    steps += _energy_steps(getattr(r, "energy", None), "TTFT; tokens: those computed")
     show(console, "How prefill is worked out", steps)
 
 
@@ -856,6 +941,10 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
     steps.append(
         Step("total", "TTFT + decode", f"{_s(r.ttft_s)} + {_s(r.decode_s)}", _s(r.total_s))
     )
+    steps += _energy_steps(
+        getattr(r, "energy", None),
+        "total - load (a cold load is not counted); tokens: prompt + output",
+    )
     show(console, "How the request's time is worked out", steps)
 
 
@@ -905,6 +994,10 @@ def explain_session_report(r: SessionReport, console: Console) -> None:
                 f"each at {r.load_gbs:.3g} GB/s, {r.load_from}",
             )
         )
+    steps += _energy_steps(
+        getattr(r, "energy", None),
+        "busy - cold loads (idle gaps are not counted); tokens: prompts + outputs",
+    )
     show(console, "How the session's time is worked out", steps)
 
 
@@ -978,6 +1071,9 @@ def explain_spec_report(r: SpecReport, console: Console) -> None:
                 f"{r.observed_alpha:.2f}" if r.observed_alpha is not None else "out of reach",
             )
         )
+    steps += _energy_steps(
+        getattr(r, "energy", None), "1 / speed with drafts; tokens: one token out"
+    )
     show(console, "How the speedup is worked out", steps)
 
 
