@@ -294,3 +294,23 @@ def test_wrap_keeps_every_word_and_the_width(words, width):
     assert joined == " ".join(words).replace("\u00a0", " ")
     assert all(len(x) <= width for x in lines)
     assert not any(x.rstrip().endswith("12.3") for x in lines)  # a quantity is never cut
+
+
+def test_energy_and_price(capsys, monkeypatch):
+    pytest.importorskip("tokenwalk.costs.energy")
+    from tokenwalk.render.energy import joules, money, wh
+
+    args = ["decode", *SEED, "--kwh-price", "0.3"]
+    e = answer(capsys, *args)["energy"]
+    text = explained(capsys, monkeypatch, *args)
+    assert f"energy = P x t = {e['power_w']:,.0f} W x {e['time_s']:,.3g} s" in text
+    assert f"= {joules(e['energy_j'])}" in text
+    assert f"Wh x 1e6 / tokens = {wh(e['energy_wh'])} x 1e6 / 1 = " in text
+    assert f"Wh / 1000 x price per kWh = {wh(e['energy_wh'])} / 1000 x 0.3 = " in text
+    assert f"= {money(e['cost_per_million_tokens'], None)}" in text
+    args = ["trace", "qwen3.6-35b-a3b", "-m", "rtx-5090", "--prompt", "6500"]
+    args += ["--price-per-hour", "0.69", "--currency", "USD"]
+    e = answer(capsys, *args)["energy"]
+    text = explained(capsys, monkeypatch, *args)
+    assert f"t / 3600 x price per hour = {e['time_s']:,.3g} s / 3600 x 0.69" in text
+    assert f"= {money(e['cost'], 'USD')}" in text

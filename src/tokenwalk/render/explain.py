@@ -382,7 +382,7 @@ def _energy_steps(e: Any, what: str) -> list[Step]:
         if e.wh_per_million_tokens is not None:
             steps.append(
                 Step(
-                    "per 1M tokens",
+                    "Wh per 1M tokens",
                     "Wh x 1e6 / tokens",
                     f"{_q(wh(e.energy_wh))} x 1e6 / {e.tokens:,}",
                     _q(wh(e.wh_per_million_tokens)),
@@ -413,7 +413,7 @@ def _energy_steps(e: Any, what: str) -> list[Step]:
         if e.cost_per_million_tokens is not None:
             steps.append(
                 Step(
-                    "per 1M tokens",
+                    "cost per 1M tokens",
                     "cost x 1e6 / tokens",
                     f"{_q(money(e.cost, cur))} x 1e6 / {e.tokens:,}",
                     _q(money(e.cost_per_million_tokens, cur)),
