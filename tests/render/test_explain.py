@@ -314,3 +314,18 @@ def test_energy_and_price(capsys, monkeypatch):
     text = explained(capsys, monkeypatch, *args)
     assert f"t / 3600 x price per hour = {e['time_s']:,.3g} s / 3600 x 0.69" in text
     assert f"= {money(e['cost'], 'USD')}" in text
+
+
+def test_compare_and_models_fits(capsys, monkeypatch):
+    pytest.importorskip("tokenwalk.costs.compare")
+    args = ["compare", "qwen3.6-35b-a3b", "-m", "radeon-860m,rtx-5090", "--prompt", "6500"]
+    rows = answer(capsys, *args)["rows"]
+    text = explained(capsys, monkeypatch, *args)
+    assert "= 6,500 + 300 = 6,800 tokens" in text
+    for row in rows:
+        assert f"{row['machine']} = TTFT + decode = {seconds(row['ttft_s'])} + " in text
+        assert f"= {seconds(row['total_s'])}" in text and rate(row["tok_s"]) in text
+    args = ["models", "qwen3.6", "--fits", "radeon-860m"]
+    first = answer(capsys, *args)["models"][0]
+    text = explained(capsys, monkeypatch, *args)
+    assert f"{first['slug']} = decode at {first['ctx']:,} tokens = {rate(first['tok_s'])}" in text
