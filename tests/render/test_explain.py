@@ -269,8 +269,8 @@ def test_sweep_explains_its_first_and_last_run():
     console = Console(width=80, record=True, color_system=None)
     explain_sweep_report(sweep, console)
     text = console.export_text()
-    assert "first row: ctx 0" in text and "last row: ctx 32768" in text
-    assert "ctx 8192" not in text
+    assert "first row: ctx 0" in text and "last row: ctx 32,768" in text
+    assert "ctx 8,192" not in text
     assert f"= {rate(runs[-1].ceiling_tok_s)}" in text
 
 

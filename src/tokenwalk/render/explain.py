@@ -1312,7 +1312,14 @@ def explain_sweep_report(r: Any, console: Console) -> None:
         if fn is None:
             continue
         row = r.rows[runs.index(run)] if len(r.rows) == len(runs) else None
-        where = ", ".join(f"{k} {v}" for k, v in row.inputs.items()) if row is not None else ""
+        where = (
+            ", ".join(
+                f"{k} {v:,}" if isinstance(v, int) and not isinstance(v, bool) else f"{k} {v}"
+                for k, v in row.inputs.items()
+            )
+            if row is not None
+            else ""
+        )
         label = "first row" if i == 0 else "last row"
         console.print(Text(f"\n{label}: {where}" if where else f"\n{label}", style="italic"))
         fn(run, console)
