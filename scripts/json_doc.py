@@ -197,6 +197,8 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "upper_bound": (None, "", "true: full board power, which decode does not reach"),
     "energy_j": ("float | null", "J", "power_w x time_s"),
     "energy_wh": ("float | null", "Wh", "energy_j / 3600"),
+    "power_source": ("str | null", "", "where power_w comes from"),
+    "j_per_token": ("float | null", "J", "energy_j / tokens"),
     "wh_per_million_tokens": ("float | null", "Wh", "energy_wh x 1e6 / tokens"),
     "price_per_kwh": ("float | null", "price/kWh", "--kwh-price"),
     "price_per_hour": ("float | null", "price/h", "--price-per-hour"),
@@ -612,6 +614,11 @@ FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("machines", "machines[].power_w"): (
+        "W",
+        "board, package or CPU power at full load, from the entry's power_source (null: none)",
+    ),
+    ("probe", "entry.power_w"): ("W", "power at full load (probe measures none: null)"),
     ("energy", "time_s"): ("s", "the time the energy covers"),
     ("energy", "tokens"): (T, "the tokens that time wrote or read"),
     ("energy", "note"): ("", "why a figure is missing (empty when none is)"),

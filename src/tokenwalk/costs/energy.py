@@ -144,21 +144,20 @@ def system_power(
     replaces it all: a measured or known draw of the whole system."""
     if watts is not None:
         _check_watts(watts)
-        return Power(
-            watts=watts, device_w=watts, host_w=0.0, how=f"{watts:g} W (--watts)", upper_bound=False
-        )
+        return Power(watts=watts, device_w=watts, host_w=0.0, how="--watts", upper_bound=False)
     missing = [d.slug for d in devices if d.power_w is None]
     if missing:
         return Power(
             watts=None,
             device_w=None,
             host_w=0.0,
-            how=f"no power figure for '{missing[0]}' in the catalogue; give --watts W",
+            how=f"no power figure for '{missing[0]}'; give --watts W",
         )
     device_w = sum(d.power_w or 0.0 for d in devices)
     names = " + ".join(f"{d.slug} {d.power_w:g} W" for d in devices)
     if host is None:
-        return Power(watts=device_w, device_w=device_w, host_w=0.0, how=names)
+        how = devices[0].slug if len(devices) == 1 else names
+        return Power(watts=device_w, device_w=device_w, host_w=0.0, how=how)
     if host.power_w is None:
         return Power(
             watts=device_w,
@@ -168,12 +167,16 @@ def system_power(
         )
     share = 1.0 if host_computes else HOST_FEED_SHARE
     host_w = host.power_w * share
-    part = "all of" if host_computes else f"{share:g} x"
+    part = (
+        f"{host.power_w:g} W (it computes too)"
+        if host_computes
+        else f"{share:g} x {host.power_w:g} W"
+    )
     return Power(
         watts=device_w + host_w,
         device_w=device_w,
         host_w=host_w,
-        how=f"{names} + host {part} {host.power_w:g} W",
+        how=f"{names} + host {part}",
     )
 
 
@@ -193,6 +196,7 @@ class EnergyCost(BaseModel):
     tokens: int
     energy_j: float | None
     energy_wh: float | None
+    j_per_token: float | None
     wh_per_million_tokens: float | None
     price_per_kwh: float | None = None
     price_per_hour: float | None = None
@@ -212,7 +216,7 @@ def request_cost(
     """Energy and money of `time_s` seconds of work at `power` (a `Power`, watts, or None
     when unknown) that produced or read `tokens` tokens:
 
-        energy_j = P x t,  energy_wh = energy_j / 3600,
+        energy_j = P x t,  energy_wh = energy_j / 3600,  j_per_token = energy_j / tokens,
         wh_per_million_tokens = energy_wh x 1e6 / tokens,
         cost = energy_wh / 1000 x price_per_kwh   or   t / 3600 x price_per_hour,
         cost_per_million_tokens = cost x 1e6 / tokens.
@@ -241,8 +245,6 @@ def request_cost(
     elif price.per_kwh is not None:
         if wh is not None:
             cost = kwh_cost(wh, price.per_kwh)
-        else:
-            note = f"{power.how} to price the energy"
     return EnergyCost(
         power_w=watts,
         device_w=power.device_w,
@@ -253,6 +255,7 @@ def request_cost(
         tokens=tokens,
         energy_j=joules,
         energy_wh=wh,
+        j_per_token=joules / tokens if joules is not None else None,
         wh_per_million_tokens=per_million_tokens(wh, tokens) if wh is not None else None,
         price_per_kwh=price.per_kwh,
         price_per_hour=price.per_hour,
