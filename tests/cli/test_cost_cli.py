@@ -131,3 +131,15 @@ def test_the_options_have_their_own_panel(capsys, monkeypatch):
         assert "Energy and price" in out
         for flag in ("--watts", "--kwh-price", "--price-per-hour", "--currency"):
             assert flag in out, (command, flag)
+
+
+def test_a_conversation_counts_its_calls_not_its_gaps(capsys):
+    r = run_json(
+        capsys, "trace", "qwen3-0.6b", "-m", "rtx-4090", "--chat",
+        "docs/examples/clinical-chat.json", "--gap", "30", "--watts", "300",
+    )  # fmt: skip
+    e = r["energy"]
+    busy = r["busy_s"] - sum(c["load_s"] for c in r["calls"])
+    assert e["time_s"] == pytest.approx(busy) and busy < r["wall_s"]
+    assert e["energy_j"] == pytest.approx(300 * busy)
+    assert e["tokens"] == r["prompt_tokens"] + r["output_tokens"]

@@ -33,6 +33,7 @@ from tokenwalk.system import SystemSpec
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
+    from tokenwalk.costs.energy import Power, Price
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
 
@@ -279,6 +280,8 @@ def trace(
             _trace_session(
                 mdl,
                 m,
+                cost.power(sysm),
+                cost.price,
                 counted,
                 output,
                 cold,
@@ -353,6 +356,8 @@ def trace(
 def _trace_session(
     mdl: Model,
     m: Machine,
+    power: Power,
+    price: Price,
     counted: Any,
     output: int,
     cold: bool,
@@ -363,7 +368,9 @@ def _trace_session(
     system_gb: float | None,
     json: bool,
 ) -> None:
-    """`trace --chat` with several calls: one line per call and the session's totals."""
+    """`trace --chat` with several calls: one line per call and the session's totals, and
+    the energy of the calls at `power`."""
+    from tokenwalk.costs.energy import session_energy
     from tokenwalk.costs.trace import session_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
@@ -382,6 +389,7 @@ def _trace_session(
         kv_type=kv_type,
         tokenize_s=[per_call] * len(calls),
     )
+    report = report.model_copy(update={"energy": session_energy(report, power, price)})
     tokens = max(p + o for p, _, o in calls)
     fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)

@@ -48,6 +48,7 @@ __all__ = [
     "prefill_energy",
     "trace_energy",
     "spec_energy",
+    "session_energy",
 ]
 
 # Share of the host CPU's TDP counted while the cards do the work: one busy thread of a 16-core
@@ -304,3 +305,17 @@ def spec_energy(report: Any, power: Power | float | None, price: Price | None = 
     """Speculative decoding: t = 1 / tok_s (a round's time over the tokens it yields), tokens =
     1, so the per-million figures are per token out with drafting."""
     return request_cost(1.0 / report.tok_s, power, tokens=1, price=price)
+
+
+def session_energy(
+    report: Any, power: Power | float | None, price: Price | None = None
+) -> EnergyCost:
+    """A conversation of several calls: t = busy_s minus the calls' cold loads (idle gaps are
+    not counted either), tokens = prompt_tokens + output_tokens of all calls."""
+    loads = sum(c.load_s for c in report.calls)
+    return request_cost(
+        report.busy_s - loads,
+        power,
+        tokens=report.prompt_tokens + report.output_tokens,
+        price=price,
+    )

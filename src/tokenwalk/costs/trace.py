@@ -312,6 +312,7 @@ class SessionReport(BaseModel):
     wall_s: float  # first start to last end, idle gaps included
     load_gbs: float
     load_from: str
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def session_report(

@@ -25,6 +25,7 @@ _BASIS: dict[str, tuple[str | None, str | None]] = {
     "PrefillReport": ("per 1M tokens in", "this prompt"),
     "TraceReport": (None, "this request"),
     "SpecReport": ("per 1M tokens out", None),
+    "SessionReport": (None, "this conversation"),
 }
 
 
