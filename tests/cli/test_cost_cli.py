@@ -143,3 +143,15 @@ def test_a_conversation_counts_its_calls_not_its_gaps(capsys):
     assert e["time_s"] == pytest.approx(busy) and busy < r["wall_s"]
     assert e["energy_j"] == pytest.approx(300 * busy)
     assert e["tokens"] == r["prompt_tokens"] + r["output_tokens"]
+
+
+def test_a_machine_file_gives_a_power(capsys, tmp_path):
+    own = tmp_path / "machines.yaml"
+    own.write_text("- slug: apple-m4-pro\n  power_w: 45\n  power_source: powermetrics\n")
+    r = run_json(capsys, "decode", "qwen3-8b", "-m", "apple-m4-pro", "--machines-file", str(own))
+    assert r["energy"]["power_w"] == 45
+    own.write_text("- slug: apple-m4-pro\n  power_w: 45\n")
+    code, out, err = run(
+        capsys, "decode", "qwen3-8b", "-m", "apple-m4-pro", "--machines-file", str(own)
+    )
+    assert code == 2 and "power_source is required" in err and len(err.splitlines()) == 1
