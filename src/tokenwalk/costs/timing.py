@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
     active_params,
@@ -495,6 +496,7 @@ class DecodeReport(_OnMachine):
     reading_tok_s: tuple[float, float]
     vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -606,6 +608,7 @@ class PrefillReport(_OnMachine):
     n_chunks: int
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def prefill_report(
