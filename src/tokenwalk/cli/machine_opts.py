@@ -26,6 +26,8 @@ __all__ = [
     "MachinesFileOpt",
     "system_options",
     "SYSTEM_PANEL",
+    "SYSTEM_LISTS",
+    "SYSTEM_SINGLE",
 ]
 
 SYSTEM_PANEL = "System: cards, host, placement"
@@ -37,7 +39,8 @@ MachineOpt = Annotated[
         "-m",
         help="A machine by name (see `tokenwalk machines`), or give --bandwidth (and --tflops "
         "for prefill). Cards of one box join with '+' (rtx-3090+rtx-3060) or 'Nx' "
-        "(2xrtx-3090); a discrete card sits in a host (--host).",
+        "(2xrtx-3090); a discrete card sits in a host (--host). Machines side by side: "
+        "radeon-860m,rtx-5090,h100-sxm.",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
@@ -254,6 +257,10 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
         False,
     ),
 }
+
+# system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
+SYSTEM_LISTS = ("machine", "n_cpu_moe")
+SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

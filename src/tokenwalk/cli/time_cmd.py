@@ -20,14 +20,16 @@ from tokenwalk.cli.app import (
     tokens_option,
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @output_options
 def decode(
@@ -79,6 +81,7 @@ def decode(
 
 
 @app.command()
+@sweep(["prompt", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @output_options
 def prefill(
