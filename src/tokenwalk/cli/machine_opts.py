@@ -39,8 +39,7 @@ MachineOpt = Annotated[
         "-m",
         help="A machine by name (see `tokenwalk machines`), or give --bandwidth (and --tflops "
         "for prefill). Cards of one box join with '+' (rtx-3090+rtx-3060) or 'Nx' "
-        "(2xrtx-3090); a discrete card sits in a host (--host). Machines side by side: "
-        "radeon-860m,rtx-5090,h100-sxm.",
+        "(2xrtx-3090); a discrete card sits in a host (--host).",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),

@@ -18,13 +18,13 @@ import typer
 
 from tokenwalk.errors import InputError
 
-__all__ = ["LIST_NOTE", "Values", "split_list", "sweep"]
+__all__ = ["LIST_NOTE", "NAMES_NOTE", "Values", "split_list", "sweep"]
 
-# What every option that takes a list says in its --help, once.
+# What every option that takes a list says in its --help: numbers, then names.
 LIST_NOTE = (
-    " A list runs once per value: 512,2k,8k (a number grouped by threes, 8,192, is one value; "
-    "'512, 256' with spaces is a list)."
+    " A list runs once per value: 1,2,4 or 2k,8k,32k (8,192 is one number; '512, 256' a list)."
 )
+NAMES_NOTE = " A list (a,b) runs once per value."
 
 # 8,192 and 1,048,576 (and 8,192k) are one number, as README "Numbers" says
 _THOUSANDS = re.compile(r"\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?\s*[a-z]*\s*", re.I)
@@ -100,7 +100,7 @@ def _listed(annotation: Any) -> Any:
     if info is None:
         raise TypeError("only an Annotated typer.Option can take a list")
     item, numbers = _item_parser(annotation, info)
-    metavar = info.metavar or {int: "INTEGER", float: "FLOAT"}.get(_base(annotation), "TEXT")
+    metavar = info.metavar or {int: "<int>", float: "<float>"}.get(_base(annotation), "<str>")
 
     def parse(value: Any) -> Any:
         if not isinstance(value, str):  # a default, already a value
@@ -113,7 +113,7 @@ def _listed(annotation: Any) -> Any:
     listed = copy.copy(info)
     listed.parser = parse
     listed.metavar = metavar
-    listed.help = (info.help or "") + LIST_NOTE
+    listed.help = (info.help or "") + (LIST_NOTE if numbers else NAMES_NOTE)
     return Annotated[get_args(annotation)[0], listed]
 
 

@@ -62,11 +62,6 @@ _HEADLINES: dict[str, list[SweepColumn]] = {
         _col("params", "params"),
         _col("active_params", "active"),
     ],
-    "TokenCount": [
-        _col("prompt_tokens", "tokens", "tokens"),
-        _col("template_tokens", "template", "tokens"),
-        _col("n_words", "words"),
-    ],
 }
 
 
@@ -126,8 +121,10 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
         return [_flat(row.model_dump()) for row in report.machines]
     if name == "CatalogueList":
         return [_flat(row.model_dump()) for row in report.models]
-    if name == "TokenCount" and len(report.calls) > 1:
-        return [{"model": report.model, **row.model_dump()} for row in report.calls]
+    if name == "TokenCount":  # a conversation: a row per call; a text: its count
+        if len(report.calls) > 1:
+            return [{"model": report.model, **row.model_dump()} for row in report.calls]
+        return [report.model_dump(exclude={"calls"})]
     if name == "ProbeReport":
         return [_probe_row(report)]
     if name == "MachineFit":
