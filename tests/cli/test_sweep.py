@@ -52,9 +52,13 @@ def as_csv(value: object) -> str:
         ("1,048,576", ["1,048,576"]),
         ("512,2k,8k,32k", ["512", "2k", "8k", "32k"]),
         ("512, 256", ["512", "256"]),  # a space after the comma: always a list
-        ("8,192, 16,384", ["8", "192", "16", "384"]),
+        ("8,192, 16,384", ["8,192", "16,384"]),  # spaces split first, then each is read
+        ("1,024,2,048", ["1", "024", "2", "048"]),  # not grouped by threes: a list
         ("1,2", ["1", "2"]),
         ("0,8k", ["0", "8k"]),
+        ("0,128k", ["0", "128k"]),  # a suffix or a leading 0 is no thousands separator
+        ("0,128", ["0", "128"]),
+        ("8,192k", ["8", "192k"]),
     ],
 )
 def test_split_list(value, items):
@@ -256,42 +260,18 @@ def test_view_fits_80_columns(capsys, monkeypatch):
     lines = out.splitlines()
     assert len(lines) > 12 and max(len(line) for line in lines) <= 80
     assert "…" not in out and "h100-sxm" in out and "131,072" in out
+    assert "┃" in out  # framed: it fits
 
 
-def test_csv_of_tokens_probe_and_calibrate(capsys, tmp_path, monkeypatch):
-    text = tmp_path / "prompt.txt"
-    text.write_text("Hello world, this is a test of counting.\n")
-    gguf = "tests/fixtures/gemma-3-270m-q4_k_m.header.gguf"
-    (row,) = run_csv(capsys, "tokens", gguf, str(text))
-    assert row["counted_with"] == "gguf" and int(row["prompt_tokens"]) > 0
-
-    import tokenwalk.probe as probe_mod
-    from tokenwalk.probe.detect import CpuInfo, Detected, MemoryInfo
-
-    cpu = CpuInfo(
-        name="Intel Xeon", arch="x86_64", n_cores=2, n_threads=2, n_usable_threads=2, simd=[],
-        source="test",
-    )  # fmt: skip
-    found = Detected(
-        os="Linux", cpu=cpu, memory=MemoryInfo(total_bytes=1 << 34, source="test"), gpus=[],
-        backend="cpu", backend_reason="test", notes=[],
-    )  # fmt: skip
-    monkeypatch.setattr(probe_mod, "detect_machine", lambda: found)
-    (row,) = run_csv(capsys, "probe", "--no-measure")
-    assert row["cpu"] == "Intel Xeon" and row["memory_bytes"] == str(1 << 34)
-
-    bench = [
-        {
-            "model_filename": "models/llama-2-7b.Q4_0.gguf", "model_type": "llama 7B Q4_0",
-            "model_size": 3825065984, "model_n_params": 6738415616, "n_ubatch": 512,
-            "type_k": "f16", "n_gpu_layers": 99, "n_prompt": p, "n_gen": g, "n_depth": 0,
-            "avg_ts": ts, "backends": "Metal,BLAS",
-        }
-        for p, g, ts in ((512, 0, 530.06), (0, 128, 61.19))
-    ]  # fmt: skip
-    (tmp_path / "bench.json").write_text(json.dumps(bench))
-    rows = run_csv(
-        capsys, "calibrate", "--machine", "apple-m1-max", "--from", str(tmp_path / "bench.json"),
-        "--machines-file", str(tmp_path / "machines.yaml"), "--dry-run",
-    )  # fmt: skip
-    assert len(rows) == 2 and all(r["machine"] == "apple-m1-max" for r in rows)
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_view_never_cuts_a_name_or_a_number(capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    argv = ("decode", MODEL, "-m", "radeon-860m,2xrtx-3090+rtx-3060", "--ctx", "0,128k")
+    code, out, _ = run(capsys, *argv, "--parallel", "1,4")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= width
+    assert "…" not in out
+    report = run_json(capsys, *argv, "--parallel", "1,4")
+    for row in report["rows"]:
+        assert f"{row['inputs']['ctx']:,}" in out
+        assert f"{row['values']['step_read_bytes'] / 1e9:.2f}" in out
+    assert out.count("2xrtx-3090+rtx-3060") == 4

@@ -26,8 +26,8 @@ LIST_NOTE = (
 )
 NAMES_NOTE = " A list (a,b) runs once per value."
 
-# 8,192 and 1,048,576 (and 8,192k) are one number, as README "Numbers" says
-_THOUSANDS = re.compile(r"\s*[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?\s*[a-z]*\s*", re.I)
+# 8,192 and 1,048,576 are one number, as README "Numbers" says; 0,128 and 0,128k are two
+_THOUSANDS = re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?\s*")
 
 
 class Values(list):  # type: ignore[type-arg]
@@ -38,13 +38,17 @@ def split_list(value: str, *, numbers: bool = True) -> list[str]:
     """The items of an option's value: '512,2k,8k' -> ['512', '2k', '8k']; 'a, b' -> ['a', 'b'].
 
     With `numbers`, a value of digits grouped by threes (8,192; 1,048,576) is ONE item, a
-    thousands separator; a comma followed by a space always separates items ('512, 256').
-    A value without a comma is one item, unchanged. An empty item is refused."""
+    thousands separator; a comma followed by a space always separates items ('512, 256';
+    '8,192, 16,384' is two). A value without a comma is one item, unchanged. An empty item is
+    refused."""
     if "," not in value:
         return [value]
-    if numbers and not re.search(r",\s", value) and _THOUSANDS.fullmatch(value):
-        return [value]
-    items = [item.strip() for item in value.split(",")]
+    items: list[str] = []
+    for part in re.split(r",\s+", value) if numbers else [value]:
+        if numbers and _THOUSANDS.fullmatch(part):
+            items.append(part.strip())
+        else:
+            items += [item.strip() for item in part.split(",")]
     if not all(items):
         raise typer.BadParameter(f"'{value}' has an empty item; give a value between each comma")
     return items

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -69,20 +70,65 @@ def _title(r: SweepReport) -> str:
     return "  ·  ".join(parts)
 
 
+def _width(cell: str, words: bool) -> int:
+    """Columns a cell needs: its longest line, or with `words` its longest word."""
+    parts = cell.split() if words else cell.splitlines()
+    return max(map(len, parts or [""]))
+
+
+# (framed, how wide a heading may force its column: its lines, its longest word, or at most
+# that many characters, cut within words): the layouts tried, widest first
+_LAYOUTS: tuple[tuple[bool, str | int], ...] = (
+    (True, "lines"),
+    (True, "words"),
+    (False, "words"),
+    (False, 5),
+    (False, 1),
+)
+
+
+def _heading_width(heading: str, keep: str | int) -> int:
+    if keep == "lines":
+        return _width(heading, words=False)
+    words = _width(heading, words=True)
+    return words if keep == "words" else min(words, int(keep))
+
+
+def _table(
+    title: str, headings: list[tuple[str, str]], columns: list[list[str]], console: Console
+) -> Table:
+    """The table of a sweep at the first layout that fits the terminal (`_LAYOUTS`). Every
+    column is as wide as its widest cell (text: its longest word), so no name the user types
+    and no number is ever cut; headings wrap first, then the frame goes."""
+    for framed, keep in _LAYOUTS:
+        widths = [
+            max(_heading_width(heading, keep), *(_width(c, words=True) for c in cells))
+            for (heading, _), cells in zip(headings, columns, strict=True)
+        ]
+        n = len(widths)
+        if sum(widths) + (3 * n + 1 if framed else 2 * (n - 1)) <= console.width:
+            break
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.HEAVY_HEAD if framed else None,
+        pad_edge=framed,
+        header_style="bold",
+    )
+    for (heading, justify), width in zip(headings, widths, strict=True):
+        table.add_column(heading, justify=justify, width=width, overflow="fold")  # type: ignore[arg-type]
+    for row in zip(*columns, strict=True):
+        table.add_row(*row)
+    table.min_width = min(len(title), console.width)  # the title on one line, where it can be
+    return table
+
+
 def render_sweep(r: SweepReport, console: Console) -> None:
-    title = _title(r)
-    # a narrow table keeps its title on one line, as far as the terminal allows
-    table = Table(title=title, title_justify="left", min_width=min(len(title), console.width))
-    for name in r.axes:
-        table.add_column(name.replace("_", "-"), justify="left")
-    for c in r.columns:
-        table.add_column(_heading(c), justify="right")
-    for row in r.rows:
-        table.add_row(
-            *(_input_cell(n, row.inputs[n]) for n in r.axes),
-            *(_value_cell(c, row.values.get(c.key)) for c in r.columns),
-        )
-    console.print(table)
+    headings = [(name.replace("_", "-"), "left") for name in r.axes]
+    headings += [(_heading(c), "right") for c in r.columns]
+    columns = [[_input_cell(n, row.inputs[n]) for row in r.rows] for n in r.axes]
+    columns += [[_value_cell(c, row.values.get(c.key)) for row in r.rows] for c in r.columns]
+    console.print(_table(_title(r), headings, columns, console))
     for i, (row, run) in enumerate(zip(r.rows, r.runs, strict=False), start=1):
         memory = getattr(run, "memory", None)
         if memory is not None and not memory.fits:
