@@ -235,6 +235,10 @@ def test_kv_csv_is_its_context_sweep(capsys):
         (("spec", "qwen3.6-27b", "-d", "qwen3-0.6b", "-m", "radeon-860m", "-g", "2,x"), "'x'"),
         (("decode", MODEL, "-m", "rtx-5080", "--gpu-layers", "10,20"), "--gpu-layers takes one"),
         (("spec", "qwen3.6-27b", "-d", "qwen3-0.6b,qwen3-1.7b", "-m", "m3-max"), "--draft takes"),
+        (
+            ("kv", MODEL, "--ctx", ",".join(["1k"] * 40), "--parallel", ",".join(["1"] * 30)),
+            "1,200",
+        ),
     ],
 )
 def test_refusals_are_one_line(capsys, argv, words):
@@ -275,3 +279,14 @@ def test_view_never_cuts_a_name_or_a_number(capsys, monkeypatch, width):
         assert f"{row['inputs']['ctx']:,}" in out
         assert f"{row['values']['step_read_bytes'] / 1e9:.2f}" in out
     assert out.count("2xrtx-3090+rtx-3060") == 4
+
+
+def test_csv_text_from_data_reaches_no_terminal(capsys, monkeypatch):
+    import tokenwalk.render.rows as rows_mod
+    from tokenwalk.cli.app import emit_csv
+
+    monkeypatch.setattr(rows_mod, "csv_rows", lambda _: [{"model": "evil\x1b[2J\u202e", "n": 3}])
+    emit_csv(object())
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert list(csv.DictReader(io.StringIO(out))) == [{"model": "evil\\x1b[2J\\u202e", "n": "3"}]

@@ -306,8 +306,12 @@ def emit_csv(obj: Any) -> None:
     import csv
 
     from tokenwalk.render.rows import csv_rows
+    from tokenwalk.render.safe import visible
 
-    rows = csv_rows(obj)
+    rows = [
+        {visible(k, None): visible(v, None) if isinstance(v, str) else v for k, v in r.items()}
+        for r in csv_rows(obj)
+    ]
     columns = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeVar, get_args, get_origin
@@ -97,7 +98,7 @@ def _flag(annotation: Any) -> str:
 
 def _listed(annotation: Any) -> Any:
     """The same option, taking a list: its parser splits the value (`split_list`) and parses
-    each item as the option did; its help ends with LIST_NOTE."""
+    each item as the option did; its help ends with LIST_NOTE (NAMES_NOTE for names)."""
     import copy
 
     info = _option_info(annotation)
@@ -124,6 +125,7 @@ def _listed(annotation: Any) -> Any:
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CONTEXT = "sweep_context"  # the parameter Typer fills with the command's context
+MAX_RUNS = 1000  # a product of lists grows fast: more runs than this is a typing slip
 
 
 def sweep(names: Sequence[str], single: Sequence[str] = ()) -> Callable[[F], F]:
@@ -161,6 +163,13 @@ def sweep(names: Sequence[str], single: Sequence[str] = ()) -> Callable[[F], F]:
             kwargs |= {n: v[0] for n, v in lists.items() if len(v) == 1}
             if not axes:
                 return fn(**kwargs)
+            runs = math.prod(len(v) for v in axes.values())
+            if runs > MAX_RUNS:
+                sizes = " x ".join(str(len(v)) for v in axes.values())
+                raise InputError(
+                    f"{sizes} = {runs:,} runs is too many for one sweep (at most "
+                    f"{MAX_RUNS:,}); give shorter lists"
+                )
             return _run(fn.__name__, fn, kwargs, axes)
 
         command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
