@@ -290,3 +290,17 @@ def test_csv_text_from_data_reaches_no_terminal(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
     assert list(csv.DictReader(io.StringIO(out))) == [{"model": "evil\\x1b[2J\\u202e", "n": "3"}]
+
+
+def test_csv_rows_of_the_defaults_refit():
+    from tokenwalk.calibrate import DefaultsFit, ErrorStats
+    from tokenwalk.render.rows import csv_rows
+
+    stats = ErrorStats(n_rows=3, median_pct=10.0, p90_pct=20.0, signed_median_pct=-1.0)
+    fit = DefaultsFit.model_construct(errors={"in_sample": {"decode": stats, "prefill": stats}})
+    rows = csv_rows(fit)
+    assert [(r["fit"], r["phase"]) for r in rows] == [
+        ("in_sample", "decode"),
+        ("in_sample", "prefill"),
+    ]
+    assert rows[0]["median_pct"] == 10.0
