@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["drop_columns", "left_out_note", "table_width", "NARROW"]
+__all__ = ["drop_columns", "left_out_note", "table_width", "NARROW", "marker", "note_lines"]
 
 NARROW = 100  # below this many columns a view puts long notes under its tables
 
@@ -56,3 +56,30 @@ def left_out_note(
     if not dropped:
         return ""
     return f"[dim]Left out at {width} columns: {', '.join(dropped)} ({how} shows them).[/dim]"
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def marker(n: int) -> str:
+    """The footnote mark of note `n` beside a cell: 1 -> '¹', 12 -> '¹²'."""
+    return str(n).translate(_SUPERSCRIPT)
+
+
+def note_lines(notes: Sequence[tuple[int, str]], width: int, tail: Sequence[str] = ()) -> list[str]:
+    """Numbered notes packed into lines of at most `width` characters, a note kept whole on
+    one line where it fits one: [(1, "6,500 tokens"), (2, "...")] -> ["¹ 6,500 tokens  ² ..."].
+    A note longer than a line gets lines of its own (wrapped by the console at spaces);
+    `tail` adds unnumbered items after the notes."""
+    lines: list[str] = []
+    line = ""
+    for item in [f"{marker(n)} {text}" for n, text in notes] + list(tail):
+        if line and len(line) + 2 + len(item) <= width:
+            line += "  " + item
+            continue
+        if line:
+            lines.append(line)
+        line = item
+    if line:
+        lines.append(line)
+    return lines

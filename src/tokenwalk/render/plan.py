@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
@@ -11,6 +15,7 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.render.fmt import count, human_bytes, seconds
+from tokenwalk.render.layout import marker, note_lines
 from tokenwalk.render.safe import safe_markup, safe_text
 
 _VERDICT_STYLE = {
@@ -138,36 +143,139 @@ def _capacity(n: float) -> str:
     return human_bytes(n)
 
 
+_CHUNK_NAME = re.compile(r"prefill chunk (\d+)/(\d+)")
+_CHUNK_DETAIL = re.compile(r"([\d,]+) tokens at ([\d,]+), (.+)")
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A row of the trace's table: one phase, or a run of equal prefill chunks collapsed."""
+
+    name: str
+    start_s: float
+    duration_s: float
+    detail: str
+    prefill: bool
+
+
+def _trace_rows(r: TraceReport) -> list[_Row]:
+    """The trace's phases, with each run of at least 3 prefill chunks of the same size and
+    bound shown as one row: "prefill chunks 1-12/13", its time the run's sum (--json and
+    `tokenwalk prefill` keep every chunk)."""
+    rows: list[_Row] = []
+    run: list[tuple[int, int, int, str, float, float]] = []  # index, of, tokens, bound, start, s
+    ctxs: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            first, last = run[0], run[-1]
+            lo, hi = min(x[5] for x in run), max(x[5] for x in run)
+            took = _span(seconds(lo), seconds(hi))
+            rows.append(
+                _Row(
+                    f"prefill chunks {first[0]}-{last[0]}/{first[1]}",
+                    first[4],
+                    sum(x[5] for x in run),
+                    f"{first[2]:,} tokens each at {ctxs[0]} to {ctxs[-1]}, {first[3]}; {took} each",
+                    True,
+                )
+            )
+        else:
+            for x, ctx in zip(run, ctxs, strict=True):
+                name = f"prefill chunk {x[0]}/{x[1]}"
+                rows.append(_Row(name, x[4], x[5], f"{x[2]:,} tokens at {ctx}, {x[3]}", True))
+        run.clear()
+        ctxs.clear()
+
+    for p in r.phases:
+        name, detail = _CHUNK_NAME.fullmatch(p.name), _CHUNK_DETAIL.fullmatch(p.detail)
+        if name and detail:
+            index, of = int(name[1]), int(name[2])
+            tokens, bound = int(detail[1].replace(",", "")), detail[3]
+            if run and (run[-1][2], run[-1][3]) != (tokens, bound):
+                flush()
+            run.append((index, of, tokens, bound, p.start_s, p.duration_s))
+            ctxs.append(detail[2])
+            continue
+        flush()
+        rows.append(_Row(p.name, p.start_s, p.duration_s, p.detail, p.name.startswith("prefill")))
+    flush()
+    return rows
+
+
+def _timeline(row: _Row, total: float, width: int) -> Text:
+    """The row's span on a line of `width` characters that stands for the whole request."""
+    lead = min(round(row.start_s / total * width), width)
+    bar = _bar(row.duration_s / total, width)
+    if not bar and row.duration_s > 0:
+        bar = "▏"
+    if not bar:
+        bar = "│"  # an instant
+        lead = min(lead, width - 1)
+    bar = bar[: max(width - lead, 1)]
+    style = "cyan" if row.prefill else "green" if row.name == "decode" else "yellow"
+    return Text(" " * lead) + Text(bar, style=style)
+
+
+def _span(lo: str, hi: str) -> str:
+    """'5.1 s', '5.3 s' -> '5.1 to 5.3 s'; '900 ms', '1.2 s' -> '900 ms to 1.2 s'."""
+    if lo == hi:
+        return lo
+    (a, ua), (b, ub) = lo.rsplit(" ", 1), hi.rsplit(" ", 1)
+    return f"{a} to {b} {ua}" if ua == ub else f"{lo} to {hi}"
+
+
 def render_trace(r: TraceReport, console: Console) -> None:
+    """The request as a table of phases with a timeline that takes the width the terminal
+    leaves it (12 to 40 characters). A terminal wide enough for the notes beside a timeline
+    of 20 shows them in a column; a narrower one marks them ¹ ² ... and prints them under the
+    table."""
     total = r.total_s or 1.0
+    rows = _trace_rows(r)
+    width = console.width
+    names = [row.name for row in rows]
+    starts = [seconds(row.start_s) for row in rows]
+    takes = [seconds(row.duration_s) if row.duration_s else "" for row in rows]
+    longest = max(len(row.detail) for row in rows)
+    fixed = [
+        max(map(len, names)) + 1,  # room for a note's mark (up to 9 notes)
+        max(map(len, ["start", *starts])),
+        max(map(len, ["takes", *takes])),
+    ]
+    # no edges: 3 columns between cells, 1 at each end; the timeline gets what is left
+    room = width - sum(fixed) - 3 * len(fixed) - 1 - 1
+    wide = room - 3 - longest >= 20  # the notes fit beside a timeline of 20 without wrapping
+    notes: list[tuple[int, str]] = []
+    if wide:
+        line_w = min(32, room - 3 - longest)
+    else:
+        line_w = max(12, min(40, room))
+        notes = [(i + 1, row.detail) for i, row in enumerate(rows) if row.detail]
+        marks = {i - 1: marker(i) for i, _ in notes}
+        names = [n + marks.get(i, "") for i, n in enumerate(names)]
     t = Table(
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: "
         f"{count(r.prompt_tokens)} tokens in, {count(r.output_tokens)} out",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
     )
-    t.add_column("phase")
-    t.add_column("start", justify="right")
-    t.add_column("takes", justify="right")
-    t.add_column("timeline", no_wrap=True)
-    t.add_column("", style="dim")
-    width = 32
-    for p in r.phases:
-        lead = round(p.start_s / total * width)
-        bar = _bar(p.duration_s / total, width)
-        if not bar and p.duration_s > 0:
-            bar = "▏"
-        marker = "│" if p.duration_s == 0 else ""
-        style = (
-            "cyan" if p.name.startswith("prefill") else "green" if p.name == "decode" else "yellow"
-        )
-        line = Text(" " * min(lead, width)) + Text(bar or marker, style=style)
-        t.add_row(
-            p.name,
-            seconds(p.start_s),
-            seconds(p.duration_s) if p.duration_s else "",
-            line,
-            p.detail,
-        )
+    t.add_column("phase", no_wrap=True)
+    t.add_column("start", justify="right", no_wrap=True)
+    t.add_column("takes", justify="right", no_wrap=True)
+    t.add_column("timeline", no_wrap=True, width=line_w)
+    if wide:
+        t.add_column("", style="dim", ratio=1)
+    for row, name, start, took in zip(rows, names, starts, takes, strict=True):
+        cells: list = [name, start, took, _timeline(row, total, line_w)]
+        if wide:
+            cells.append(row.detail)
+        t.add_row(*cells)
+    parts: list = [t]
+    tail = []
+    if any(row.name.startswith("prefill chunks") for row in rows):
+        tail.append("(each chunk: tokenwalk prefill, or --json)")
+    parts += [Text(line, style="dim") for line in note_lines(notes, width - 1, tail)]
 
     s = Table(show_header=False, box=None)
     s.add_column(style="bold")
@@ -189,7 +297,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
         human_bytes(r.kv_stored_bytes),
         f"+ {human_bytes(r.state_bytes)} recurrent state" if r.state_bytes else "",
     )
-    console.print(Group(t, "", s))
+    console.print(Group(*parts, "", s))
 
 
 def render_spec(r: SpecReport, console: Console) -> None:
