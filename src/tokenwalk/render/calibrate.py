@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.render.layout import FitTable
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_defaults", "render_machine_fit"]
@@ -35,18 +36,18 @@ def _params(t: Table, name: str, p: dict) -> None:
 
 
 def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
-    t = Table(
+    t = FitTable(
         title=f"Timing model fitted on {fit.rows_used} published runs "
         f"({fit.rows_excluded} left out)",
         title_justify="left",
     )
     t.add_column("fit")
     for col in _COLUMNS:
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", no_wrap="_" in col)
     _params(t, "global", fit.global_fit)
     for g, p in fit.group_fits.items():
         _params(t, f"{g}", p)
-    e = Table(title="Error: median / 90th percentile", title_justify="left")
+    e = FitTable(title="Error: median / 90th percentile", title_justify="left")
     for col in ("", "decode", "prefill"):
         e.add_column(col, justify="left" if not col else "right")
     names = {
@@ -72,7 +73,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
     title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
-    t = Table(title=title, title_justify="left")
+    t = FitTable(title=title, title_justify="left")
     for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for r in fit.predictions:
@@ -82,9 +83,10 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['before_tok_s']:,.1f}",
             f"{r['after_tok_s']:,.1f}",
         )
-    p = Table(show_header=True, box=None)
+    p = FitTable(show_header=True, box=None)
     for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "rows_half", "median error"):
-        p.add_column(col, justify="left" if not col else "right")
+        # parameter names (as in the machine file) are never broken; the rest wrap at spaces
+        p.add_column(col, justify="left" if not col else "right", no_wrap="_" in col)
     for name, d, err in (
         ("before", fit.before, fit.error_before),
         ("after", fit.after, fit.error_after),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
 
 from tokenwalk.costs.kv import KvReport
 from tokenwalk.render.fmt import count, human_bytes
+from tokenwalk.render.layout import Facts, FitTable
 from tokenwalk.render.safe import safe_markup
 
 
@@ -14,7 +14,7 @@ def render_kv(r: KvReport, console: Console) -> None:
     title = f"{safe_markup(r.model)}  ·  KV cache {r.kv_type}  ·  {count(r.ctx)} tokens"
     if r.parallel > 1:
         title += f" x {r.parallel} streams"
-    kinds = Table(title=title, title_justify="left")
+    kinds = FitTable(title=title, title_justify="left")
     for col in ("layer kind", "layers", "per token", "cells held", "at this context"):
         kinds.add_column(col, justify="left" if col == "layer kind" else "right")
     for k in r.kinds:
@@ -40,10 +40,7 @@ def render_kv(r: KvReport, console: Console) -> None:
             human_bytes(k.cache_bytes),
         )
 
-    summary = Table(show_header=False, box=None)
-    summary.add_column(style="bold")
-    summary.add_column(justify="right")
-    summary.add_column(style="dim")
+    summary = Facts()
     summary.add_row(
         "KV per token",
         f"{count(r.kv_bytes_per_token)} B",
@@ -71,7 +68,7 @@ def render_kv(r: KvReport, console: Console) -> None:
             f"{ratio:.1f}x more",
         )
 
-    sweep = Table(title="Sweep", title_justify="left")
+    sweep = FitTable(title="Sweep", title_justify="left")
     for col in ("context", "KV cache", "state", "total"):
         sweep.add_column(col, justify="right")
     for row in r.sweep:

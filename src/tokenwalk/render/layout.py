@@ -5,11 +5,29 @@ types (slugs, quant names, flags): it drops whole columns, least needed first, a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["drop_columns", "left_out_note", "table_width", "NARROW", "marker", "note_lines"]
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.text import Text
+
+__all__ = [
+    "drop_columns",
+    "left_out_note",
+    "table_width",
+    "NARROW",
+    "NOTE_MIN",
+    "marker",
+    "note_lines",
+    "Facts",
+    "FitTable",
+]
 
 NARROW = 100  # below this many columns a view puts long notes under its tables
+NOTE_MIN = 36  # a notes column narrower than this, with notes longer than it, is squeezed
 
 
 def table_width(widths: Sequence[int], *, per_column: int = 2, edge: int = 0) -> int:
@@ -83,3 +101,120 @@ def note_lines(notes: Sequence[tuple[int, str]], width: int, tail: Sequence[str]
     if line:
         lines.append(line)
     return lines
+
+
+def _text(cell: RenderableType, style: str = "") -> Text:
+    """A cell as Text: a string is Rich markup (data in it is escaped by `render.safe`)."""
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        return cell.copy() if not style else Text.assemble(cell, style=style)
+    return Text.from_markup(str(cell), style=style)
+
+
+class Facts:
+    """A view's facts, one to a row: a label, a value and a note (formula, reason, source).
+
+    Where the terminal leaves the notes `NOTE_MIN` columns or what the longest needs, they are
+    a third column; in a narrower one each note goes on its own line under its fact, indented,
+    so that it is never squeezed into a column a word wide. Used as a `rich.table.Table` of
+    three columns: `add_row(label, value, note)`."""
+
+    def __init__(
+        self,
+        title: str | None = None,
+        *,
+        value_justify: str = "right",
+        label_style: str = "bold",
+        note_style: str = "dim",
+        pad_edge: bool = True,
+    ) -> None:
+        self.title = title
+        self.value_justify = value_justify
+        self.label_style = label_style
+        self.note_style = note_style
+        self.pad_edge = pad_edge
+        self.rows: list[tuple[RenderableType, RenderableType, RenderableType]] = []
+
+    def add_row(
+        self, label: RenderableType, value: RenderableType = "", note: RenderableType = ""
+    ) -> None:
+        self.rows.append((label, value, note))
+
+    def _table(self) -> RenderableType:
+        from rich.table import Table
+
+        t = Table(
+            show_header=False,
+            box=None,
+            pad_edge=self.pad_edge,
+            title=self.title,
+            title_justify="left",
+        )
+        t.add_column(style=self.label_style)
+        t.add_column(justify=self.value_justify)  # type: ignore[arg-type]
+        t.add_column(style=self.note_style)
+        for row in self.rows:
+            t.add_row(*row)
+        return t
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable:
+        from rich.padding import Padding
+        from rich.text import Text
+
+        labels = [_text(r[0]) for r in self.rows]
+        values = [_text(r[1]) for r in self.rows]
+        notes = [_text(r[2]) for r in self.rows]
+        label_w = max((x.cell_len for x in labels), default=0)
+        value_w = max((x.cell_len for x in values), default=0)
+        note_w = max((x.cell_len for x in notes), default=0)
+        edge = 1 if self.pad_edge else 0
+        room = options.max_width - label_w - value_w - 4 - 2 * edge
+        if room >= min(note_w, NOTE_MIN):
+            yield self._table()
+            return
+        if self.title:
+            yield Text.from_markup(self.title, style="italic")
+        pad = " " * edge
+        for label, value, note in zip(labels, values, notes, strict=True):
+            alone = not label.plain and not value.plain  # a note on its own
+            label.stylize(self.label_style)
+            if self.value_justify == "right":
+                value = Text(" " * (value_w - value.cell_len)) + value
+            line = Text(pad) + label + Text(" " * (label_w - label.cell_len + 2)) + value
+            if alone:
+                pass
+            elif line.cell_len > options.max_width:  # the value goes on a line of its own
+                yield Text(pad) + label
+                yield Padding(value, (0, 0, 0, 2 + edge))
+            else:
+                yield line
+            if note.plain:
+                note.stylize(self.note_style)
+                yield Padding(note, (0, 0, 0, 4 + edge))
+
+
+class FitTable(Table):
+    """A `rich.table.Table` that keeps its borders where it fits and drops them where it does
+    not: under its natural width it is drawn with box.SIMPLE_HEAD, no edge and padding
+    collapsed (two columns a column instead of three, four at the edges), before any cell is
+    wrapped or cut."""
+
+    def compact(self) -> None:
+        """Draw without borders or edges: 2 columns between cells, none at the ends
+        (`table_width(..., edge=-2)`)."""
+        from rich import box
+
+        self.box = box.SIMPLE_HEAD
+        self.show_edge = False
+        self.pad_edge = False
+        self.collapse_padding = True
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable:
+        from rich import box
+
+        if self.box is not None and self.box is not box.SIMPLE_HEAD:
+            natural = self.__rich_measure__(console, options).maximum
+            if natural > options.max_width:
+                self.compact()
+        yield from super().__rich_console__(console, options)

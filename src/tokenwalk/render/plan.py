@@ -15,7 +15,14 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.render.fmt import count, human_bytes, seconds
-from tokenwalk.render.layout import marker, note_lines
+from tokenwalk.render.layout import (
+    Facts,
+    FitTable,
+    drop_columns,
+    left_out_note,
+    marker,
+    note_lines,
+)
 from tokenwalk.render.safe import safe_markup, safe_text
 
 _VERDICT_STYLE = {
@@ -34,7 +41,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     if r.devices:
         _render_devices(r, console)
         return
-    t = Table(
+    t = FitTable(
         title=f"Memory on {safe_markup(r.machine)}: {_capacity(r.capacity_bytes)}",
         title_justify="left",
     )
@@ -86,13 +93,12 @@ def render_budget(r: BudgetReport, console: Console) -> None:
 
 def _render_devices(r: BudgetReport, console: Console) -> None:
     """A system of cards and a host: one row per device, the split as `ollama ps` says it."""
-    t = Table(
+    t = FitTable(
         title=f"Memory on {safe_markup(r.machine)} and its host, at {count(r.ctx)} tokens "
         f"({r.kv_type})",
         title_justify="left",
     )
-    for col in ("device", "holds", "weights", "KV", "buffers", "free", "of"):
-        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
+    rows: list[dict[str, Text]] = []
     for d in r.devices:
         if d.role == "host":
             holds = f"{d.layers} layers" if d.layers else "embedding"
@@ -102,15 +108,27 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
             holds = f"{d.layers} layers" + (" + head" if d.output else "")
         free = human_bytes(d.free_bytes) if d.fits else f"[red]-{human_bytes(-d.free_bytes)}[/red]"
         style = "red" if not d.fits else ("cyan" if d.role == "gpu" else "magenta")
-        t.add_row(
-            Text(d.device, style=style),
-            holds,
-            human_bytes(d.weights_bytes),
-            human_bytes(d.kv_bytes),
-            human_bytes(d.buffers_bytes),
-            free,
-            human_bytes(d.capacity_bytes),
+        rows.append(
+            {
+                "device": safe_text(d.device, style=style, limit=None),
+                "holds": Text(holds),
+                "weights": Text(human_bytes(d.weights_bytes)),
+                "KV": Text(human_bytes(d.kv_bytes)),
+                "buffers": Text(human_bytes(d.buffers_bytes)),
+                "free": Text.from_markup(free),
+                "of": Text(human_bytes(d.capacity_bytes)),
+            }
         )
+    # a device's slug is typed (--machine, --host): never cut; a narrow terminal leaves
+    # whole columns out, and says so
+    widths = {col: max(len(col), *(x[col].cell_len for x in rows)) for col in rows[0]}
+    kept, dropped = drop_columns(widths, console.width, ("buffers", "of", "holds"), edge=-2)
+    if dropped:
+        t.compact()
+    for col in kept:
+        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
+    for x in rows:
+        t.add_row(*(x[col] for col in kept))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
     summary.add_column()
@@ -129,7 +147,8 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
         summary.add_row(safe_text(k), safe_text(v, limit=None))
     for hint in r.hints:
         summary.add_row("try" if "fits" in hint else "short", safe_text(hint, limit=None))
-    console.print(Group(t, "", summary))
+    left_out = [left_out_note(dropped, console.width)] if dropped else []
+    console.print(Group(t, *left_out, "", summary))
     console.print(
         "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
     )
@@ -211,8 +230,7 @@ def _timeline(row: _Row, total: float, width: int) -> Text:
         bar = "▏"
     if not bar:
         bar = "│"  # an instant
-        lead = min(lead, width - 1)
-    bar = bar[: max(width - lead, 1)]
+    lead = min(lead, width - len(bar))  # the last phases end on the line, never past it
     style = "cyan" if row.prefill else "green" if row.name == "decode" else "yellow"
     return Text(" " * lead) + Text(bar, style=style)
 
@@ -227,7 +245,7 @@ def _span(lo: str, hi: str) -> str:
 
 def render_trace(r: TraceReport, console: Console) -> None:
     """The request as a table of phases with a timeline that takes the width the terminal
-    leaves it (12 to 40 characters). A terminal wide enough for the notes beside a timeline
+    leaves it (8 to 40 characters). A terminal wide enough for the notes beside a timeline
     of 20 shows them in a column; a narrower one marks them ¹ ² ... and prints them under the
     table."""
     total = r.total_s or 1.0
@@ -249,11 +267,11 @@ def render_trace(r: TraceReport, console: Console) -> None:
     if wide:
         line_w = min(32, room - 3 - longest)
     else:
-        line_w = max(12, min(40, room))
+        line_w = max(8, min(40, room))
         notes = [(i + 1, row.detail) for i, row in enumerate(rows) if row.detail]
         marks = {i - 1: marker(i) for i, _ in notes}
         names = [n + marks.get(i, "") for i, n in enumerate(names)]
-    t = Table(
+    t = FitTable(
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: "
         f"{count(r.prompt_tokens)} tokens in, {count(r.output_tokens)} out",
         title_justify="left",
@@ -263,7 +281,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
     t.add_column("phase", no_wrap=True)
     t.add_column("start", justify="right", no_wrap=True)
     t.add_column("takes", justify="right", no_wrap=True)
-    t.add_column("timeline", no_wrap=True, width=line_w)
+    t.add_column("timeline", no_wrap=True, width=line_w, overflow="crop")
     if wide:
         t.add_column("", style="dim", ratio=1)
     for row, name, start, took in zip(rows, names, starts, takes, strict=True):
@@ -277,10 +295,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
         tail.append("(each chunk: tokenwalk prefill, or --json)")
     parts += [Text(line, style="dim") for line in note_lines(notes, width - 1, tail)]
 
-    s = Table(show_header=False, box=None)
-    s.add_column(style="bold")
-    s.add_column(justify="right")
-    s.add_column(style="dim")
+    s = Facts()
     if r.cold:
         s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
     s.add_row("prefill", seconds(r.prefill_s), f"{r.n_chunks} chunks of up to {r.ubatch} tokens")
@@ -301,16 +316,10 @@ def render_trace(r: TraceReport, console: Console) -> None:
 
 
 def render_spec(r: SpecReport, console: Console) -> None:
-    head = Table(
-        show_header=False,
-        box=None,
-        title=f"{safe_markup(r.target)} with "
-        f"{'its MTP block' if r.mtp else safe_markup(r.draft)} on {safe_markup(r.machine)}",
-        title_justify="left",
+    head = Facts(
+        f"{safe_markup(r.target)} with "
+        f"{'its MTP block' if r.mtp else safe_markup(r.draft)} on {safe_markup(r.machine)}"
     )
-    head.add_column(style="bold")
-    head.add_column(justify="right")
-    head.add_column(style="dim")
     head.add_row("acceptance rate", f"{r.alpha:.2f}", f"{r.gamma} draft tokens per round")
     head.add_row("tokens per round", f"{r.tokens_per_round:.2f}", "(1 - a^(g+1)) / (1 - a)")
     head.add_row("draft step", seconds(r.draft_step_s), "")
@@ -353,7 +362,7 @@ def render_spec(r: SpecReport, console: Console) -> None:
         )
 
     gammas = sorted({c.gamma for c in r.table})
-    grid = Table(
+    grid = FitTable(
         title="Speedup by acceptance rate (rows) and draft length (columns); best marked",
         title_justify="left",
     )

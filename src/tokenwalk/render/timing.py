@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport, SplitInfo
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
+from tokenwalk.render.layout import Facts, FitTable
 from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = ["render_decode", "render_prefill", "fit_line", "split_view"]
@@ -30,16 +30,12 @@ def _short_seconds(s: float) -> str:
     return f"{s * 1e6:,.0f} us" if 0 < s < 1e-3 else seconds(s)
 
 
-def _kv(t: Table, key: str, value: str, note: str = "") -> None:
+def _kv(t: Facts, key: str, value: str, note: str = "") -> None:
     t.add_row(key, value, note)
 
 
-def _summary() -> Table:
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column(justify="right")
-    t.add_column(style="dim")
-    return t
+def _summary() -> Facts:
+    return Facts(pad_edge=False)
 
 
 def render_decode(r: DecodeReport, console: Console) -> None:
@@ -49,7 +45,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     )
     if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
         title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
-    reads = Table()
+    reads = FitTable()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
     reads.add_row("weights (experts woken included)", human_bytes(r.weight_read_bytes))
@@ -146,7 +142,7 @@ def split_view(sp: SplitInfo, what: str) -> Group:
         _kv(head, "link", "", safe_markup(sp.link))
     if len(sp.parts) < 2:
         return Group(head)
-    t = Table(title=f"each device's part of {what}", title_justify="left")
+    t = FitTable(title=f"each device's part of {what}", title_justify="left")
     # a device's slug is what users type (--host, --machine): never cut; its role goes below
     t.add_column("device", no_wrap=True, min_width=max(len(visible(p.device)) for p in sp.parts))
     for col in ("weights", "KV read", "time"):
@@ -172,13 +168,14 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         f"prefill of {count(r.prompt_tokens)} tokens"
     )
     moe = r.expert_rows > 0
-    chunks = Table()
+    chunks = FitTable()
     cols = ["chunk", "tokens", "context", "time", "bound", "attention"]
     if moe:
         cols.append("experts")
     for col in cols:
         chunks.add_column(col, justify="right" if col != "bound" else "left")
     rows = r.chunks
+    experts = "routed experts" if console.width >= 80 else "experts"  # never wrapped
     shown = rows if len(rows) <= 16 else rows[:8] + rows[-8:]
     for i, c in enumerate(shown):
         if len(rows) > 16 and i == 8:
@@ -188,7 +185,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
             count(c.tokens),
             count(c.ctx),
             seconds(c.time_s),
-            "routed experts" if c.bound == "experts" else c.bound,
+            experts if c.bound == "experts" else c.bound,
             pct(c.attention_share),
         ]
         if moe:
