@@ -312,7 +312,8 @@ def render_trace(r: TraceReport, console: Console) -> None:
         human_bytes(r.kv_stored_bytes),
         f"+ {human_bytes(r.state_bytes)} recurrent state" if r.state_bytes else "",
     )
-    console.print(Group(*parts, "", s))
+    # under footnotes the facts follow at once: the design card's trace fits 80 x 24
+    console.print(Group(*parts, *([] if notes else [""]), s))
 
 
 def render_spec(r: SpecReport, console: Console) -> None:
