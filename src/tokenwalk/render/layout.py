@@ -20,6 +20,7 @@ __all__ = [
     "table_width",
     "NARROW",
     "NOTE_MIN",
+    "NOTE_NARROWEST",
     "marker",
     "note_lines",
     "Facts",
@@ -27,7 +28,8 @@ __all__ = [
 ]
 
 NARROW = 100  # below this many columns a view puts long notes under its tables
-NOTE_MIN = 36  # a notes column narrower than this, with notes longer than it, is squeezed
+NOTE_MIN = 36  # a notes column at least this wide is never squeezed
+NOTE_NARROWEST = 24  # a narrower one always is: its notes go under their facts
 
 
 def table_width(widths: Sequence[int], *, per_column: int = 2, edge: int = 0) -> int:
@@ -116,9 +118,10 @@ class Facts:
     """A view's facts, one to a row: a label, a value and a note (formula, reason, source).
 
     Where the terminal leaves the notes `NOTE_MIN` columns or what the longest needs, they are
-    a third column; in a narrower one each note goes on its own line under its fact, indented,
-    so that it is never squeezed into a column a word wide. Used as a `rich.table.Table` of
-    three columns: `add_row(label, value, note)`."""
+    a third column; where it leaves them under `NOTE_NARROWEST`, or a column would take more
+    lines than notes under their facts, each note goes on its own line under its fact,
+    indented, so that it is never squeezed into a column a word wide. Used as a
+    `rich.table.Table` of three columns: `add_row(label, value, note)`."""
 
     def __init__(
         self,
@@ -170,7 +173,11 @@ class Facts:
         note_w = max((x.cell_len for x in notes), default=0)
         edge = 1 if self.pad_edge else 0
         room = options.max_width - label_w - value_w - 4 - 2 * edge
-        if room >= min(note_w, NOTE_MIN):
+        under = max(options.max_width - 4 - edge, 1)
+        lens = [x.cell_len for x in notes]
+        beside = sum(max(1, -(-n // max(room, 1))) for n in lens)  # lines, notes in a column
+        below = sum(1 + -(-n // under) for n in lens)  # lines, notes under their facts
+        if room >= min(note_w, NOTE_MIN) or (room >= NOTE_NARROWEST and beside <= below):
             yield self._table()
             return
         if self.title:
@@ -179,7 +186,7 @@ class Facts:
         for label, value, note in zip(labels, values, notes, strict=True):
             alone = not label.plain and not value.plain  # a note on its own
             label.stylize(self.label_style)
-            if self.value_justify == "right":
+            if self.value_justify == "right" and value_w <= 14:  # long values read from the left
                 value = Text(" " * (value_w - value.cell_len)) + value
             line = Text(pad) + label + Text(" " * (label_w - label.cell_len + 2)) + value
             if alone:
