@@ -36,3 +36,35 @@ def test_the_note_says_what_and_how():
     assert left_out_note([], 80) == ""
     note = left_out_note(["arch", "layers"], 60)
     assert "60 columns: arch, layers" in note and "--json" in note
+
+
+def _print(renderable, width: int) -> list[str]:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, color_system=None)
+    with console.capture() as cap:
+        console.print(renderable)
+    return cap.get().splitlines()
+
+
+def test_facts_keep_notes_beside_where_they_fit_and_under_where_not():
+    from tokenwalk.render.layout import Facts
+
+    f = Facts()
+    f.add_row("ceiling", "60.7 tok/s", "128 GB/s / 2.11 GB per step")
+    f.add_row("efficiencies", "", "36% of bandwidth, 18% of compute (half that for products)")
+    wide = _print(f, 120)
+    assert len(wide) == 2 and "per step" in wide[0]
+    narrow = _print(f, 40)
+    assert max(len(x.rstrip()) for x in narrow) <= 40
+    assert narrow[0].split() == ["ceiling", "60.7", "tok/s"]
+    assert narrow[1].strip() == "128 GB/s / 2.11 GB per step"  # under its fact, whole
+
+
+def test_note_lines_pack_whole_notes_in_order():
+    from tokenwalk.render.layout import marker, note_lines
+
+    assert marker(1) == "¹" and marker(12) == "¹²"
+    notes = [(1, "6,500 tokens"), (2, "x" * 50), (3, "end-of-turn token")]
+    assert note_lines(notes, 70) == ["¹ 6,500 tokens  ² " + "x" * 50, "³ end-of-turn token"]
+    assert note_lines([], 70, ["(see --json)"]) == ["(see --json)"]
