@@ -110,6 +110,18 @@ def cases(f: dict[str, str]) -> dict[str, list[str]]:
             *("--prompt", "6500"),
         ],
         "spec": ["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", *LAPTOP],
+        "decode-sweep": [
+            "decode",
+            "qwen3.6-35b-a3b",
+            "-m",
+            "radeon-860m,rtx-5090",
+            "--ctx",
+            "0,32k",
+        ],
+        "prefill-sweep": [
+            *("prefill", "qwen3.6-35b-a3b", "--machine", "radeon-860m,rtx-5090"),
+            *("--prompt", "512,2k,8k,32k"),
+        ],
         "calibrate": [
             *("calibrate", "--machine", "this", "--from", f["bench"]),
             *("--model", f["header"], "--machines-file", f["machines"], "--dry-run"),
