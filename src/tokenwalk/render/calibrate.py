@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.render.fmt import count, seconds
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_defaults", "render_machine_fit"]
@@ -19,7 +20,7 @@ def _err(s: ErrorStats) -> str:
     return f"{s.median_pct:.1f}% / {s.p90_pct:.1f}%"
 
 
-_COLUMNS = ("eff_bw", "eff_compute", "overhead us/layer", "rows_half", "rows")
+_COLUMNS = ("eff_bw", "eff_compute", "overhead/layer", "rows_half", "runs")
 
 
 def _params(t: Table, name: str, p: dict) -> None:
@@ -28,13 +29,13 @@ def _params(t: Table, name: str, p: dict) -> None:
         name,
         f"{p['eff_bw']:.0%}",
         f"{p['eff_compute']:.0%}",
-        f"{p['overhead_per_layer_s'] * 1e6:,.0f}",
-        f"{p['rows_half']:,.0f}",
-        "" if rows is None else str(int(rows)),
+        seconds(p["overhead_per_layer_s"]),
+        f"{p['rows_half']:,.0f} rows",
+        "" if rows is None else count(rows),
     )
 
 
-def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
+def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None) -> None:
     t = Table(
         title=f"Timing model fitted on {fit.rows_used} published runs "
         f"({fit.rows_excluded} left out)",
@@ -46,7 +47,10 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
     _params(t, "global", fit.global_fit)
     for g, p in fit.group_fits.items():
         _params(t, f"{g}", p)
-    e = Table(title="Error: median / 90th percentile", title_justify="left")
+    e = Table(
+        title="Fit residuals: |predicted / measured - 1|, median / 90th percentile",
+        title_justify="left",
+    )
     for col in ("", "decode", "prefill"):
         e.add_column(col, justify="left" if not col else "right")
     names = {
@@ -55,7 +59,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
     }
     for k, v in fit.errors.items():
         e.add_row(names.get(k, k), _err(v["decode"]), _err(v["prefill"]))
-    tail = "written to data/timing.yaml" if written else "not written (use --write-defaults)"
+    tail = f"written to {safe_markup(written)}" if written else "not written (use --write-defaults)"
     console.print(
         Group(
             t,
@@ -73,7 +77,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
     title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
     t = Table(title=title, title_justify="left")
-    for col in ("run", "measured", "before", "after"):
+    for col in ("run", "measured tok/s", "before tok/s", "after tok/s"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for r in fit.predictions:
         t.add_row(
@@ -83,7 +87,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['after_tok_s']:,.1f}",
         )
     p = Table(show_header=True, box=None)
-    for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "rows_half", "median error"):
+    for col in ("", "eff_bw", "eff_compute", "overhead/layer", "rows_half", "median error"):
         p.add_column(col, justify="left" if not col else "right")
     for name, d, err in (
         ("before", fit.before, fit.error_before),
@@ -93,8 +97,8 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             name,
             f"{d['eff_bw']:.0%}",
             f"{d['eff_compute']:.0%}",
-            f"{d['overhead_per_layer_s'] * 1e6:,.0f}",
-            f"{d['rows_half']:,.0f}",
+            seconds(d["overhead_per_layer_s"]),
+            f"{d['rows_half']:,.0f} rows",
             f"{err.median_pct:.1f}%",
         )
     tail = f"stored in {safe_markup(written)}" if written else "not written (--dry-run)"
