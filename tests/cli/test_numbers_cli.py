@@ -62,7 +62,7 @@ def test_trace_notes_use_the_same_sizes_as_its_summary(capsys, monkeypatch):
 def test_kv_per_token_reads_like_the_table_above_it(capsys, monkeypatch):
     out = run(capsys, monkeypatch, "kv", "qwen3.6-35b-a3b", "--ctx", "32k")
     flat = " ".join(out.split())
-    assert "KV per token 20.5 KB 20,480 bytes" in flat  # not "20,480 B" beside "20.5 KB"
+    assert "KV per token 20.5 KB 20,480 bytes;" in flat  # not "20,480 B" beside "20.5 KB"
     assert "81.9 KB/token" in flat
     assert not re.search(r"\d B\b", flat.replace("0 B │", ""))
 
@@ -113,7 +113,7 @@ def test_calibrate_units_are_in_headings_or_cells(capsys, monkeypatch, tmp_path)
         str(bench),
         "--dry-run",
     )
-    assert "measured tok/s" in out and "after tok/s" in out
+    assert "llama-bench runs, tok/s measured and predicted" in " ".join(out.split())
     assert "µs" in out and "us/layer" not in out
 
 
@@ -124,3 +124,13 @@ def test_warnings_use_the_same_sizes(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "holds 5.43 GB of KV instead of 401.4 MB" in err  # once "5.4 GB ... 0.40 GB"
     one_size_format(err)
+
+
+def test_a_timeline_shows_sub_millisecond_phases_as_such():
+    """A measured tokenization (tens of µs, different at every run) reads '< 1 ms' on a
+    timeline of seconds, so that the same request prints the same table."""
+    from tokenwalk.render.plan import _on_timeline
+
+    assert _on_timeline(8.8e-5) == _on_timeline(1.09e-4) == "< 1 ms"
+    assert _on_timeline(0.0065) == "6.5 ms"
+    assert _on_timeline(0.0) == "0 s"

@@ -75,9 +75,12 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
 
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
-    title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
+    title = (
+        f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs, tok/s measured and "
+        "predicted before and after the fit"
+    )
     t = Table(title=title, title_justify="left")
-    for col in ("run", "measured tok/s", "before tok/s", "after tok/s"):
+    for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for r in fit.predictions:
         t.add_row(

@@ -47,8 +47,7 @@ def render_kv(r: KvReport, console: Console) -> None:
     summary.add_row(
         "KV per token",
         human_bytes(r.kv_bytes_per_token),
-        f"{count(r.kv_bytes_per_token)} bytes: full-attention and MLA layers, grows with the "
-        "context",
+        f"{count(r.kv_bytes_per_token)} bytes; grows with the context",
     )
     if r.sliding_kv_bytes_per_token:
         summary.add_row(

@@ -130,6 +130,12 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     )
 
 
+def _on_timeline(s: float) -> str:
+    """A time on a request's timeline: below a millisecond it is '< 1 ms' (a measured
+    tokenization takes tens of µs, different at every run, beside phases of seconds)."""
+    return "< 1 ms" if 0 < s < 0.5e-3 else seconds(s)
+
+
 def render_trace(r: TraceReport, console: Console) -> None:
     total = r.total_s or 1.0
     t = Table(
@@ -155,8 +161,8 @@ def render_trace(r: TraceReport, console: Console) -> None:
         line = Text(" " * min(lead, width)) + Text(bar or marker, style=style)
         t.add_row(
             p.name,
-            seconds(p.start_s),
-            seconds(p.duration_s) if p.duration_s else "",
+            _on_timeline(p.start_s),
+            _on_timeline(p.duration_s) if p.duration_s else "",
             line,
             p.detail,
         )
