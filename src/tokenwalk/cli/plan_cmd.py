@@ -26,9 +26,10 @@ from tokenwalk.cli.app import (
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
@@ -108,6 +109,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "ubatch", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @output_options
 def budget(
@@ -202,6 +204,10 @@ def budget(
 
 
 @app.command()
+@sweep(
+    ["prompt", "output", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS],
+    single=SYSTEM_SINGLE,
+)
 @system_options
 @cost_options
 @output_options
@@ -397,6 +403,10 @@ def _trace_session(
 
 
 @app.command()
+@sweep(
+    ["gamma", "alpha", "ctx", "kv_type", "quant", "draft_quant", *SYSTEM_LISTS],
+    single=[*SYSTEM_SINGLE, "draft"],
+)
 @system_options
 @cost_options
 @output_options
