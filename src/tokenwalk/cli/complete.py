@@ -26,15 +26,13 @@ def complete_model(incomplete: str) -> list[str]:
 
 def complete_machine(incomplete: str) -> list[str]:
     """Machine slugs (catalogue and the user's own files) that start with what is typed; after
-    a '+' (rtx-3090+rtx-3060) or an 'Nx' (2xrtx-3090) the next card's name is completed."""
+    a ',' (a list of machines), a '+' (rtx-3090+rtx-3060) or an 'Nx' (2xrtx-3090) the next
+    name is completed."""
     import re
 
-    head, _, word = incomplete.rpartition("+")
-    count = re.match(r"[0-9]+x", word)
-    if count:
-        head, word = (head + "+" if head else "") + count[0], word[count.end() :]
-    elif head:
-        head += "+"
+    split = re.match(r"(.*[,+])?([0-9]+x)?(.*)", incomplete)
+    head = (split[1] or "") + (split[2] or "")
+    word = split[3]
     try:
         from tokenwalk.catalog import load_machines
         from tokenwalk.machine import user_machine_files
