@@ -124,13 +124,3 @@ def test_warnings_use_the_same_sizes(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "holds 5.43 GB of KV instead of 401.4 MB" in err  # once "5.4 GB ... 0.40 GB"
     one_size_format(err)
-
-
-def test_a_timeline_shows_sub_millisecond_phases_as_such():
-    """A measured tokenization (tens of µs, different at every run) reads '< 1 ms' on a
-    timeline of seconds, so that the same request prints the same table."""
-    from tokenwalk.render.plan import _on_timeline
-
-    assert _on_timeline(8.8e-5) == _on_timeline(1.09e-4) == "< 1 ms"
-    assert _on_timeline(0.0065) == "6.5 ms"
-    assert _on_timeline(0.0) == "0 s"
