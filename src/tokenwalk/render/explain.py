@@ -90,9 +90,7 @@ def _b(n: float) -> str:
 
 
 def _s(s: float) -> str:
-    """Seconds in the largest sensible unit, microseconds below a millisecond."""
-    if 0 < s < 1e-3:
-        return _q(f"{s * 1e6:,.0f} µs") if s >= 0.5e-6 else _q("< 1 µs")
+    """Seconds in the largest sensible unit, as the views print them."""
     return _q(seconds(s))
 
 
