@@ -1239,7 +1239,7 @@ def explain_defaults_fit(r: DefaultsFit, console: Console) -> None:
             "minimise",
             "sum over rows of huber(ln(predicted / measured) / 0.15) + sum over offsets of "
             "(offset / prior width)^2",
-            note="Huber: linear beyond about 16% error; the prior pulls each offset to 0",
+            note="Huber: linear beyond about 16% error; the prior pulls each offset towards zero",
         ),
         Step(
             "global",
