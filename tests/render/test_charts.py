@@ -1,0 +1,288 @@
+"""--chart: each chart at 60, 80 and 120 columns, with and without colour, against its report;
+--svg and --html end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+
+from tokenwalk.cli import main
+from tokenwalk.costs.budget import BudgetReport
+from tokenwalk.costs.kv import KvReport
+from tokenwalk.costs.size import SizeReport
+from tokenwalk.costs.spec import SpecReport
+from tokenwalk.costs.sweep import SweepColumn, SweepReport, SweepRow
+from tokenwalk.costs.timing import DecodeReport, PrefillReport
+from tokenwalk.costs.trace import TraceReport
+from tokenwalk.render import charts
+from tokenwalk.render.fmt import human_bytes, rate
+
+WIDTHS = (60, 80, 120)
+ESC = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+M = "qwen3.6-35b-a3b"
+LAPTOP = ("--machine", "radeon-860m")
+COMMANDS = {
+    "decode": (DecodeReport, ["decode", M, *LAPTOP, "--ctx", "8k"]),
+    "prefill": (PrefillReport, ["prefill", M, *LAPTOP, "--prompt", "6500"]),
+    "kv": (KvReport, ["kv", M]),
+    "budget": (BudgetReport, ["budget", M, *LAPTOP]),
+    "trace": (TraceReport, ["trace", M, *LAPTOP, "--prompt", "6500"]),
+    "spec": (SpecReport, ["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", *LAPTOP]),
+    "size": (SizeReport, ["size", M]),
+}
+CHART = {
+    "decode": charts.chart_decode_report,
+    "prefill": charts.chart_prefill_report,
+    "kv": charts.chart_kv_report,
+    "budget": charts.chart_budget_report,
+    "trace": charts.chart_trace_report,
+    "spec": charts.chart_spec_report,
+    "size": charts.chart_size_report,
+}
+_REPORTS: dict[str, object] = {}
+
+
+def report(name: str, capsys: pytest.CaptureFixture[str]) -> object:
+    """The command's answer, read back from its --json (computed once per test run)."""
+    if name not in _REPORTS:
+        cls, argv = COMMANDS[name]
+        assert main([*argv, "--json"]) == 0
+        _REPORTS[name] = cls.model_validate(json.loads(capsys.readouterr().out))
+    return _REPORTS[name]
+
+
+def draw(fn, r, width: int, *, colour: bool) -> str:
+    """What chart function `fn` prints for `r` on a terminal of `width` columns."""
+    out = io.StringIO()
+    console = Console(
+        file=out,
+        width=width,
+        force_terminal=True,
+        color_system="truecolor" if colour else None,
+        no_color=not colour,
+        highlight=False,
+        emoji=False,
+    )
+    fn(r, console)
+    return out.getvalue()
+
+
+def cells(line: str) -> int:
+    return Text.from_ansi(line).cell_len
+
+
+def sweep_report() -> SweepReport:
+    """TTFT against prompt length on two machines, as the sweep of `prefill` gives it."""
+    rows = []
+    for machine, per_token_s in (("radeon-860m", 0.01), ("rtx-5090", 0.0004)):
+        for prompt in (512, 2048, 8192, 32768):
+            rows.append(
+                SweepRow(
+                    inputs={"machine": machine, "prompt": prompt},
+                    values={"ttft_s": per_token_s * prompt, "tok_s": 1 / per_token_s},
+                )
+            )
+    return SweepReport(
+        command="prefill",
+        axes=["machine", "prompt"],
+        columns=[
+            SweepColumn(key="ttft_s", label="TTFT", unit="s"),
+            SweepColumn(key="tok_s", label="prefill", unit="tok/s"),
+        ],
+        rows=rows,
+        runs=[],
+    )
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_chart_fits_the_width_with_and_without_colour(name, width, capsys):
+    r = report(name, capsys)
+    coloured = draw(CHART[name], r, width, colour=True)
+    plain = draw(CHART[name], r, width, colour=False)
+    assert plain.strip(), f"{name}: no chart"
+    assert "\x1b" not in plain, f"{name}: escape codes without colour"
+    for text in (coloured, plain):
+        longest = max(cells(line) for line in text.splitlines())
+        assert longest <= width, f"{name} at {width}: a line of {longest} columns"
+    # the same picture, line for line (without colour, series differ by marker instead)
+    assert len(ESC.sub("", coloured).splitlines()) == len(plain.splitlines())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_sweep_chart_has_one_series_per_machine(width):
+    r = sweep_report()
+    plain = draw(charts.chart_sweep_report, r, width, colour=False)
+    assert "\x1b" not in plain
+    assert max(cells(line) for line in plain.splitlines()) <= width
+    assert "TTFT (s) against prompt" in plain
+    legend = [line for line in plain.splitlines() if "radeon-860m" in line or "rtx-5090" in line]
+    assert len(legend) == 2  # one legend line per series
+    assert "2k" in plain and "32k" in plain  # the prompt lengths label the axis
+    # a 25x gap between the machines is drawn on a log scale: the largest value labels the top
+    assert "327.68" in plain  # 0.01 s x 32768 tokens
+
+
+def test_sweep_without_a_numeric_axis_draws_bars():
+    rows = [
+        SweepRow(inputs={"quant": q}, values={"file_bytes": b})
+        for q, b in (("Q8_0", 36e9), ("Q4_K_M", 21e9), ("IQ2_M", 11e9))
+    ]
+    r = SweepReport(
+        command="size",
+        axes=["quant"],
+        columns=[SweepColumn(key="file_bytes", label="file size", unit="B")],
+        rows=rows,
+        runs=[],
+    )
+    plain = draw(charts.chart_sweep_report, r, 60, colour=False)
+    bars = {line.split()[0]: line.count("█") for line in plain.splitlines() if "█" in line}
+    assert bars["Q8_0"] > bars["Q4_K_M"] > bars["IQ2_M"] > 0
+    assert "36.0 GB" in plain and "11.0 GB" in plain
+
+
+def test_size_longest_bar_is_the_largest_role(capsys):
+    r = report("size", capsys)
+    plain = draw(charts.chart_size_report, r, 80, colour=False)
+    bars = {line.split()[0]: line.count("█") for line in plain.splitlines() if "█" in line}
+    largest = max(r.by_role, key=lambda x: x.tensor_bytes)
+    assert max(bars, key=bars.get) == largest.role
+    assert human_bytes(largest.tensor_bytes) in plain
+
+
+def test_decode_chart_carries_the_reports_numbers(capsys):
+    r = report("decode", capsys)
+    plain = draw(charts.chart_decode_report, r, 80, colour=False)
+    assert rate(r.aggregate_tok_s) in plain
+    assert human_bytes(r.read_bytes_per_token) in plain
+    assert f"{r.aggregate_ceiling_tok_s:,.1f} at the ceiling" in plain
+    bar = next(line for line in plain.splitlines() if line.startswith("█"))
+    assert len(bar) == 80
+    read = bar.count("█") + bar.count("▒")
+    # the share of the second the estimate reads, to a column
+    share = r.aggregate_tok_s * r.read_bytes_per_token / (r.bandwidth_gbs * 1e9)
+    assert abs(read - share * 80) <= 1
+    # --ctx 8k: the curve runs from 0 to 32k tokens, tok/s from 0 to the fastest point
+    assert r.by_context[0].ctx == 0 and r.by_context[-1].ctx == 32768
+    axis = [line for line in plain.splitlines() if "32k" in line]
+    assert axis and axis[-1].split()[0] == "0"
+    labels = [float(line.split("┤")[0]) for line in plain.splitlines() if "┤" in line]
+    assert labels[0] == pytest.approx(r.by_context[0].tok_s, abs=0.01)
+    assert labels[-1] == 0
+
+
+def test_budget_chart_carries_the_reports_numbers(capsys):
+    r = report("budget", capsys)
+    plain = draw(charts.chart_budget_report, r, 80, colour=False)
+    assert f"weights {human_bytes(r.weights_bytes)}" in plain
+    assert f"KV {human_bytes(r.cache_bytes)}" in plain
+    assert human_bytes(r.cache_room_bytes) in plain
+    bar = next(line for line in plain.splitlines() if line.startswith("▓"))
+    assert len(bar) == 80
+    assert abs(bar.count("█") - r.weights_bytes / r.capacity_bytes * 80) <= 1
+    assert "memory left" in plain
+
+
+def test_budget_bar_marks_what_does_not_fit():
+    out = io.StringIO()
+    console = Console(file=out, width=40, no_color=True, color_system=None)
+    charts._budget_bar(console, "card", 10e9, 1e9, 12e9, 1e9, 0)
+    bar = out.getvalue().splitlines()[1]
+    assert len(bar) == 40 and bar.endswith("!")
+    assert "4.00 GB over" in out.getvalue()
+
+
+def test_trace_timeline_bars_follow_the_phases(capsys):
+    r = report("trace", capsys)
+    plain = draw(charts.chart_trace_report, r, 80, colour=False)
+    lines = plain.splitlines()
+    prefill = next(line for line in lines if line.startswith("prefill, 13 chunks"))
+    decode = next(line for line in lines if line.startswith("decode"))
+    ratio = prefill.count("█") / decode.count("█")
+    assert ratio == pytest.approx(r.prefill_s / r.decode_s, rel=0.15)
+    assert decode.index("█") >= prefill.rindex("█")  # decode starts where prefill ends
+    assert len([line for line in lines if "chunk" in line]) == 1  # the chunks are one row
+
+
+def test_plain_output_uses_glyphs_not_colour(capsys):
+    """Without colour, each share of a bar keeps a glyph of its own."""
+    r = report("budget", capsys)
+    plain = draw(charts.chart_budget_report, r, 80, colour=False)
+    for glyph in ("▓", "█", "▒", "·"):
+        assert glyph in plain
+
+
+def test_tokens_label():
+    assert charts.tokens_label(8192) == "8k"
+    assert charts.tokens_label(1 << 20) == "1M"
+    assert charts.tokens_label(512) == "512"
+    assert charts.tokens_label(0) == "0"
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+
+def run(capsys, monkeypatch, width: int, *argv: str) -> tuple[int, str, str]:
+    monkeypatch.setenv("COLUMNS", str(width))
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_chart_flag_end_to_end(width, capsys, monkeypatch):
+    code, out, _ = run(capsys, monkeypatch, width, *COMMANDS["decode"][1], "--chart")
+    assert code == 0
+    assert "Decode speed against the context" in out
+    assert max(cells(line) for line in out.splitlines()) <= width
+
+
+def test_no_chart_with_json_or_csv(capsys, monkeypatch):
+    code, out, _ = run(capsys, monkeypatch, 80, *COMMANDS["decode"][1], "--chart", "--json")
+    assert code == 0
+    json.loads(out)  # the answer alone
+
+
+def test_chart_respects_no_color_on_a_terminal(capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code, out, _ = run(capsys, monkeypatch, 80, *COMMANDS["kv"][1], "--chart")
+    assert code == 0
+    chart = out[out.index("KV cache against the context") :]
+    assert "\x1b[3" not in chart and "\x1b[9" not in chart  # no colour codes in the chart
+
+
+def test_svg_and_html_save_the_chart(tmp_path, capsys, monkeypatch):
+    svg, html = tmp_path / "decode.svg", tmp_path / "decode.html"
+    argv = [*COMMANDS["decode"][1], "--chart", "--svg", str(svg), "--html", str(html)]
+    code, out, _ = run(capsys, monkeypatch, 80, *argv)
+    assert code == 0
+    assert "Decode speed against the context" in out
+    page = html.read_text(encoding="utf-8")
+    assert "Decode speed against the context" in page and "<html" in page
+    drawing = svg.read_text(encoding="utf-8")
+    assert drawing.startswith("<svg") and "context" in drawing and "█" in drawing
+
+
+def test_nothing_is_written_on_an_error(tmp_path, capsys, monkeypatch):
+    svg = tmp_path / "out.svg"
+    code, out, err = run(
+        capsys, monkeypatch, 80, "decode", "no-such-model", *LAPTOP, "--chart", "--svg", str(svg)
+    )
+    assert code == 2 and not svg.exists()
+    assert err.startswith("tokenwalk: error:") and len(err.splitlines()) == 1
+
+
+def test_a_folder_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    code, out, err = run(
+        capsys, monkeypatch, 80, *COMMANDS["kv"][1], "--chart", "--html", str(tmp_path)
+    )
+    assert code == 2 and not out
+    assert err.startswith("tokenwalk: error:") and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
