@@ -180,6 +180,7 @@ def line_chart(
     xtick_label: Any = tokens_label,
     height: int | None = None,
     right: tuple[str, Sequence[float], Sequence[float], str] | None = None,
+    x0: bool = False,
 ) -> None:
     """Draw `series` (label, xs, ys) as lines across the console's width with plotext, one
     colour a series (plain: one marker a series), a legend where there are several. `right`
@@ -206,6 +207,8 @@ def line_chart(
         plt.plot(list(xs), list(ys), **kw)
     if xlog:
         plt.xscale("log")
+    elif x0:  # the axis starts at 0 tokens even where the first point is further on
+        plt.xlim(0, max((x for _, xs, _ in series for x in xs), default=0) or 1)
     if ylog:
         plt.yscale("log")
     else:  # from zero: a fall from 13 to 11 tok/s looks like what it is
@@ -317,7 +320,8 @@ def chart_prefill_report(r: PrefillReport, console: Console) -> None:
 
 
 def chart_kv_report(r: KvReport, console: Console) -> None:
-    """The cache against the context: the report's sweep, KV and recurrent state together."""
+    """The cache against the context: the report's sweep, KV and recurrent state together, on
+    a linear scale of tokens (the cache grows linearly, plus a fixed state)."""
     rows = r.sweep
     console.print()
     _title(
@@ -338,8 +342,8 @@ def chart_kv_report(r: KvReport, console: Console) -> None:
         [("KV + state", xs, [x.cache_bytes / 1e9 for x in rows])],
         xlabel="tokens of context",
         ylabel="GB",
-        xlog=min(xs) > 0 and max(xs) / min(xs) >= 16,
-        xticks=xs if len(xs) <= 7 else None,
+        xticks=even_ticks(max(xs), 5 if _width(console) >= 48 else 3),
+        x0=True,
     )
 
 
