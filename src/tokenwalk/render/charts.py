@@ -83,7 +83,7 @@ def tokens_label(n: float) -> str:
 
 
 def _title(console: Console, text: str) -> None:
-    console.print(Text(text, style=_style(console, "bold")), overflow="fold")
+    console.print(Text(visible(text, None), style=_style(console, "bold")), overflow="fold")
 
 
 # -- bars (Rich) -------------------------------------------------------------------------------
