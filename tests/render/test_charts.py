@@ -129,6 +129,23 @@ def test_sweep_chart_has_one_series_per_machine(width):
     assert "327.68" in plain  # 0.01 s x 32768 tokens
 
 
+def test_sweep_over_a_fraction_labels_it_as_it_is():
+    rows = [
+        SweepRow(inputs={"alpha": a}, values={"speedup": 0.5 + 2 * a * a})
+        for a in (0.5, 0.6, 0.7, 0.8, 0.9)
+    ]
+    r = SweepReport(
+        command="spec",
+        axes=["alpha"],
+        columns=[SweepColumn(key="speedup", label="speedup", unit="x")],
+        rows=rows,
+        runs=[],
+    )
+    plain = draw(charts.chart_sweep_report, r, 80, colour=False)
+    axis = next(line for line in plain.splitlines() if "0.5" in line and "0.9" in line)
+    assert axis.split() == ["0.5", "0.6", "0.7", "0.8", "0.9"]
+
+
 def test_sweep_without_a_numeric_axis_draws_bars():
     rows = [
         SweepRow(inputs={"quant": q}, values={"file_bytes": b})

@@ -557,11 +557,13 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
         rows = [(label, sy[0], _format(sy[0], unit)) for label, _, sy in series]
         _hbars(console, rows)
         return
+    counts = all(float(x).is_integer() for x in xs) and max(xs) >= 1024
     line_chart(
         console,
         series,
         xlabel=axis,
         ylabel=unit or col.label,
+        xtick_label=tokens_label if counts else (lambda x: f"{x:g}"),
         xlog=min(xs) > 0 and max(xs) / min(xs) >= 16,
         ylog=_spread([y for _, _, sy in series for y in sy]) >= 30,
         xticks=xs if len(xs) <= max(2, _width(console) // 10) else None,
