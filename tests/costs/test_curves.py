@@ -27,11 +27,11 @@ def test_context_points(ctx, max_ctx):
         want = min(ctx * 4, max(max_ctx, ctx)) if max_ctx else ctx * 4
     else:
         want = max_ctx or 16384
-    assert top == max(want, 16)  # at least one token a step
+    assert top == max(want, 8)  # at least one token a step
 
 
 def test_points_are_round_for_powers_of_two():
-    assert context_points(0, 262144) == [i * 16384 for i in range(17)]
+    assert context_points(0, 262144) == [i * 32768 for i in range(9)]
     assert context_points(8192, 262144)[-1] == 32768
 
 

@@ -97,7 +97,7 @@ def kv_bytes(
     return total
 
 
-CURVE_POINTS = 17  # contexts a curve is computed at, ends included (16 steps: 256k in 16k)
+CURVE_POINTS = 9  # contexts a curve is computed at, ends included (8 steps: 256k in 32k)
 
 
 def context_points(ctx: int, max_ctx: int = 0, n: int = CURVE_POINTS) -> list[int]:

@@ -423,8 +423,10 @@ def decode_by_context(
     `decode_report`, so a point at the asked context equals its answer. The KV read grows
     with the context, so tok/s falls as 1 / (t_weights + c x t_per_cell)."""
     points = []
+    weights = weight_bytes_read(model, parallel)  # the same at every context
     for c in contexts:
-        cost = pass_time(model, machine, 1, c, kv_type=kv_type, streams=parallel)
+        work = pass_work(model, 1, c, kv_type=kv_type, streams=parallel, weight_bytes=weights)
+        cost = pass_cost(work, machine)
         points.append(
             ContextPoint(
                 ctx=c,
