@@ -162,23 +162,54 @@ SECTION_NOTES: dict[str, str] = {
 
 # Objects that several commands share, documented once; a row whose type is `[name](#name)`
 # stands for every key of that object under its own key.
-SHARED = {"fit": ("decode", "fit"), "memory": ("decode", "memory"), "split": ("decode", "split")}
+SHARED = {
+    "fit": ("decode", "fit"),
+    "memory": ("decode", "memory"),
+    "split": ("decode", "split"),
+    "energy": ("decode", "energy"),
+}
 SHARED_NOTES = {
+    "energy": "`energy` in `decode`, `prefill`, `trace` and `spec`: power x time and its price "
+    "([cost.md](cost.md)); a step of every stream in `decode`, the computed prompt in `prefill`, "
+    "the request (load excluded) in `trace`, the calls (loads and gaps excluded) in "
+    "`trace --chat`, one token in `spec`. The energy keys are null where "
+    "the machine has no power figure and --watts is not given; the price keys where no price is.",
     "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
-    "of memory)."
+    "of memory).",
 }
 NULLABLE_LINKS = {"split"}  # objects that are null on some machines (split: one pool of memory)
 LINKS = {
-    "decode": {"fit": "fit", "memory": "memory", "split": "split"},
-    "prefill": {"fit": "fit", "memory": "memory", "split": "split"},
-    "trace": {"memory": "memory"},
-    "trace --chat": {"memory": "memory"},
-    "spec": {"memory": "memory", "budget": "budget"},
+    "decode": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "prefill": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "trace": {"memory": "memory", "energy": "energy"},
+    "trace --chat": {"memory": "memory", "energy": "energy"},
+    "spec": {"memory": "memory", "budget": "budget", "energy": "energy"},
 }
 
 B, S, T, TS = "bytes", "s", "tokens", "tok/s"
 # key -> (type where the output alone cannot tell it (a key that may be null), unit, meaning)
 GLOSSARY: dict[str, tuple[str | None, str, str]] = {
+    # energy and price (costs/energy.py)
+    "energy": (None, "", "power x time of the answer, and its price"),
+    "power_w": ("float | null", "W", "power while working: device_w + host_w (or --watts)"),
+    "device_w": ("float | null", "W", "board or package power of the cards or the machine"),
+    "host_w": (None, "W", "share of the host CPU's power counted beside a card (0: one pool)"),
+    "power_from": (None, "", "where the watts come from, or what to give"),
+    "upper_bound": (None, "", "true: full board power, which decode does not reach"),
+    "energy_j": ("float | null", "J", "power_w x time_s"),
+    "energy_wh": ("float | null", "Wh", "energy_j / 3600"),
+    "power_source": ("str | null", "", "where power_w comes from"),
+    "j_per_token": ("float | null", "J", "energy_j / tokens"),
+    "wh_per_million_tokens": ("float | null", "Wh", "energy_wh x 1e6 / tokens"),
+    "price_per_kwh": ("float | null", "price/kWh", "--kwh-price"),
+    "price_per_hour": ("float | null", "price/h", "--price-per-hour"),
+    "currency": ("str | null", "", "--currency: the label of the prices"),
+    "cost": (
+        "float | null",
+        "price",
+        "energy_wh / 1000 x price_per_kwh, or time_s / 3600 x price_per_hour",
+    ),
+    "cost_per_million_tokens": ("float | null", "price", "cost x 1e6 / tokens"),
     # a discrete card and its host (costs/offload.py, costs/split.py)
     "split": (
         None,
@@ -584,6 +615,14 @@ FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("machines", "machines[].power_w"): (
+        "W",
+        "board, package or CPU power at full load, from the entry's power_source (null: none)",
+    ),
+    ("probe", "entry.power_w"): ("W", "power at full load (probe measures none: null)"),
+    ("energy", "time_s"): ("s", "the time the energy covers"),
+    ("energy", "tokens"): (T, "the tokens that time wrote or read"),
+    ("energy", "note"): ("", "why a figure is missing (empty when none is)"),
     ("split", "split"): (
         "",
         "share of the weights a step reads in RAM and on the cards, as `ollama ps` prints it",

@@ -29,6 +29,7 @@ class MachineRow(BaseModel):
     cpu_tflops: float | None  # CPU cores, FP32 SIMD
     tflops: float | None  # the rate the default backend computes at
     load_gbs: float | None
+    power_w: float | None  # board, package or CPU power at full load (costs.energy)
     lacks: list[str]  # memory, bandwidth, compute: what the entry does not give
     eff_bw: float
     eff_compute: float
@@ -76,6 +77,7 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
                 cpu_tflops=e.cpu_tflops,
                 tflops=e.tflops_for(e.backend),
                 load_gbs=e.load_gbs,
+                power_w=e.power_w,
                 lacks=e.lacks(),
                 eff_bw=fit.eff_bw,
                 eff_compute=fit.eff_compute,

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import context_points, kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
     active_params,
@@ -531,6 +532,7 @@ class DecodeReport(_OnMachine):
     vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
     by_context: list[ContextPoint] = []  # the same step at other contexts (`context_points`)
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -645,6 +647,7 @@ class PrefillReport(_OnMachine):
     n_chunks: int
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def prefill_report(
