@@ -49,7 +49,6 @@ IDLE = ("·", "bright_black")
 OVER = ("!", "red")
 SERIES_COLOURS = ("blue+", "red+", "green+", "orange+", "magenta+", "cyan+")
 SERIES_MARKERS = ("braille", "+", "x", "o", "*", "#")
-SERIES_STYLES = ("bright_blue", "bright_red", "bright_green", "yellow", "bright_magenta", "cyan")
 MIN_WIDTH = 30  # narrower than this, a chart is drawn at this width and the terminal wraps it
 
 
