@@ -167,6 +167,16 @@ def even_ticks(top: float, n: int) -> list[float]:
     return [top * i / (n - 1) for i in range(n)]
 
 
+def log_ticks(low: float, high: float) -> list[float]:
+    """The powers of ten between `low` and `high` (0.05 to 372: 0.1, 1, 10, 100), the ends
+    where there are fewer than two: the ticks of a log axis, read at a glance."""
+    import math
+
+    inside = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)
+    ticks = [10.0**e for e in inside]
+    return ticks if len(ticks) >= 2 else sorted({low, *ticks, high})
+
+
 def line_chart(
     console: Console,
     series: Sequence[tuple[str, Sequence[float], Sequence[float]]],
@@ -210,6 +220,9 @@ def line_chart(
         plt.xlim(0, max((x for _, xs, _ in series for x in xs), default=0) or 1)
     if ylog:
         plt.yscale("log")
+        ys = [y for _, _, sy in every for y in sy if y > 0]
+        decades = log_ticks(min(ys), max(ys))
+        plt.yticks(decades, [f"{y:.3g}" for y in decades])
     else:  # from zero: a fall from 13 to 11 tok/s looks like what it is
         plt.ylim(0, max((y for _, _, ys in series for y in ys), default=0) or 1)
         if right is not None:
