@@ -50,6 +50,7 @@ OVER = ("!", "red")
 SERIES_COLOURS = ("blue+", "red+", "green+", "orange+", "magenta+", "cyan+")
 SERIES_MARKERS = ("braille", "+", "x", "o", "*", "#")
 MIN_WIDTH = 30  # narrower than this, a chart is drawn at this width and the terminal wraps it
+LOG_SPREAD = 10  # a sweep whose values span 10x or more is drawn on a log scale
 
 
 def _plain(console: Console) -> bool:
@@ -577,7 +578,7 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
         ylabel=unit or col.label,
         xtick_label=tokens_label if counts else (lambda x: f"{x:g}"),
         xlog=min(xs) > 0 and max(xs) / min(xs) >= 16,
-        ylog=_spread([y for _, _, sy in series for y in sy]) >= 30,
+        ylog=_spread([y for _, _, sy in series for y in sy]) >= LOG_SPREAD,
         xticks=xs if len(xs) <= max(2, _width(console) // 10) else None,
     )
 
