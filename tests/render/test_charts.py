@@ -309,3 +309,24 @@ def test_a_folder_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
     assert code == 2 and not out
     assert err.startswith("tokenwalk: error:") and len(err.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_session_chart_puts_the_calls_on_one_clock(width):
+    from tokenwalk.costs.trace import session_report
+    from tokenwalk.machine import resolve_machine
+    from tokenwalk.model.resolve import load_model
+
+    model = load_model(M).model
+    machine = resolve_machine("radeon-860m")
+    r = session_report(model, machine, [(7600, 0, 300), (7950, 7900, 300)], gap_s=30, cold=True)
+    plain = draw(charts.chart_session_report, r, width, colour=False)
+    assert "\x1b" not in plain
+    lines = plain.splitlines()
+    assert max(cells(line) for line in lines) <= width
+    first = next(line for line in lines if line.startswith("call 1 (cold)"))
+    second = next(line for line in lines if line.startswith("call 2"))
+    assert "▓" in first and "▓" not in second  # only the cold call loads from disk
+    # the second call starts after the first ended and the idle gap
+    bar_start = len("call 1 (cold) ")
+    assert second.index("▒", bar_start) > first.rindex("█")

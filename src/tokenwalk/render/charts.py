@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tokenwalk.costs.spec import SpecReport
     from tokenwalk.costs.sweep import SweepReport
     from tokenwalk.costs.timing import DecodeReport, PrefillReport
-    from tokenwalk.costs.trace import TraceReport
+    from tokenwalk.costs.trace import SessionReport, TraceReport
 
 __all__ = [
     "chart_decode_report",
@@ -34,6 +34,7 @@ __all__ = [
     "chart_kv_report",
     "chart_budget_report",
     "chart_trace_report",
+    "chart_session_report",
     "chart_sweep_report",
     "chart_spec_report",
     "chart_size_report",
@@ -292,7 +293,11 @@ def chart_decode_report(r: DecodeReport, console: Console) -> None:
         return
     console.print()
     per = " per stream" if r.parallel > 1 else ""
-    _title(console, f"Decode speed against the context{per} ({r.machine}, {r.kv_type} cache)")
+    _title(
+        console,
+        f"Decode speed against the context{per} ({r.machine}, {r.kv_type} cache):"
+        f" {rate(r.tok_s)} at {r.ctx // r.parallel:,} tokens",
+    )
     xs = [p.ctx for p in points]
     line_chart(
         console,
@@ -488,6 +493,39 @@ def chart_trace_report(r: TraceReport, console: Console) -> None:
     left, right = "0", seconds(total)
     axis.append(left + " " * max(1, bar_w - len(left) - len(right)) + right)
     _print(console, axis if not plain else Text(axis.plain))
+
+
+def chart_session_report(r: SessionReport, console: Console) -> None:
+    """The calls of a conversation on the session's clock, idle gaps included: each call a
+    bar from its start, its load from disk, prompt (tokenize + prefill) and reply in turn."""
+    plain = _plain(console)
+    width = _width(console)
+    calls = r.calls
+    end = max((c.start_s + c.total_s for c in calls), default=0.0)
+    console.print()
+    _title(console, f"Calls on the session's clock: busy {seconds(r.busy_s)} of {seconds(end)}")
+    if not calls or end <= 0:
+        return
+    names = [f"call {c.index + 1}" + (" (cold)" if c.cold else "") for c in calls]
+    times = [seconds(c.total_s) for c in calls]
+    label_w = max(len(n) for n in names)
+    time_w = max(len(t) for t in times)
+    bar_w = max(4, width - label_w - time_w - 2)
+    load = (SYSTEM[0], SYSTEM[1])
+    for name, time, c in zip(names, times, calls, strict=True):
+        start = min(bar_w - 1, round(c.start_s / end * bar_w))
+        stop = max(start + 1, min(bar_w, round((c.start_s + c.total_s) / end * bar_w)))
+        bar = stacked_bar(
+            [(c.load_s, load), (c.tokenize_s + c.prefill_s, KV), (c.decode_s, WEIGHTS)],
+            stop - start,
+            c.total_s,
+            plain,
+        )
+        line = Text(name.ljust(label_w) + " " + " " * start)
+        line.append_text(bar)
+        line.append(" " * (width - time_w - 1 - line.cell_len) + " " + time.rjust(time_w))
+        _print(console, line)
+    _legend(console, [(load, "load"), (KV, "prompt"), (WEIGHTS, "reply")])
 
 
 CHUNK_ROWS = 3  # more prefill chunks than this are drawn as one bar
