@@ -47,6 +47,7 @@ COMMANDS: dict[str, list[str]] = {
         "docs/examples/clinical-chat.json",
     ],
     "trace --chat": ["trace", "qwen3-0.6b", "-m", M, "--chat", "docs/examples/clinical-chat.json"],
+    "sweep": ["prefill", "qwen3-0.6b", "-m", M, "--prompt", "512,2k"],
     "calibrate": ["calibrate"],
     "calibrate --from": [
         "calibrate",
@@ -64,6 +65,7 @@ COMMANDS: dict[str, list[str]] = {
 # Objects whose keys are names from data (a group, a machine, a setting): one placeholder each.
 PLACEHOLDERS: dict[str, dict[str, str]] = {
     "budget": {"settings": "<name>"},
+    "sweep": {"rows[].inputs": "<option>", "rows[].values": "<column>"},
     "spec": {"budget.settings": "<name>"},
     "calibrate": {
         "factors": "<level>",
@@ -150,6 +152,9 @@ SECTION_NOTES: dict[str, str] = {
     "conversation counted with the model's tokenizer ([prompts.md](prompts.md)).",
     "trace --chat": "`tokenwalk trace MODEL -m MACHINE --chat FILE --json`, for a conversation "
     "of several calls: each call and the session ([prompts.md](prompts.md)).",
+    "sweep": "`tokenwalk prefill MODEL -m MACHINE --prompt 512,2k --json`, or any command with "
+    "an option given a list: one row per run ([sweeps.md](sweeps.md)). `runs` holds each run's "
+    "whole answer, the same as that run's own `--json` (here `prefill`'s).",
     "calibrate": "`tokenwalk calibrate --json`: the refit of the shipped defaults "
     "([calibrate.md](calibrate.md)).",
     "calibrate --from": "`tokenwalk calibrate --machine M --from RUNS.json --json`: one "
@@ -184,6 +189,7 @@ LINKS = {
     "trace": {"memory": "memory", "energy": "energy"},
     "trace --chat": {"memory": "memory", "energy": "energy"},
     "spec": {"memory": "memory", "budget": "budget", "energy": "energy"},
+    "sweep": {"runs": "prefill"},
 }
 
 B, S, T, TS = "bytes", "s", "tokens", "tok/s"
@@ -541,6 +547,23 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "used": ("list[str]", "", "labels of the rows fitted"),
     "excluded": ("list[str]", "", "rows left out, with the reason"),
     "n_runs": (None, "runs", "llama-bench runs fitted"),
+    # a sweep (costs/sweep.py)
+    "command": (None, "", "the command that was run once per combination"),
+    "axes": ("list[str]", "", "the options given as lists, in the order given"),
+    "columns": (None, "", "the headline numbers each row carries; the first is what a chart plots"),
+    "key": (None, "", "the column's key in each row's `values`"),
+    "label": (None, "", "the column's heading"),
+    "unit": (None, "", "its unit: s, tok/s, B (bytes), tokens, x; empty for counts and names"),
+    "rows": (None, "", "one per run, in the order run (the first option's values vary slowest)"),
+    "inputs": (None, "", "the swept options' values of this run, by option name"),
+    "<option>": (
+        "int | float | str",
+        "",
+        "an option given as a list (prompt, machine, quant, ...)",
+    ),
+    "values": (None, "", "the run's headline numbers, by column key"),
+    "<column>": ("int | float | str | bool | null", "", "a headline number (see `columns`)"),
+    "runs": (None, "", "each run's whole answer, as that single run's --json"),
     "before": (None, "", "the machine's parameters before"),
     "after": (None, "", "the fitted parameters (what is stored)"),
     "error_before": (None, "", "error with the parameters before"),
@@ -839,7 +862,7 @@ def flatten(obj: Any, placeholders: dict[str, str] | None = None) -> Iterator[tu
 CELL = re.compile(r"(?<!\\)\|")  # a column border: a pipe not escaped as \|
 HEAD = re.compile(r"^## (?P<name>.+)$")
 SUB = re.compile(r"^### (?P<name>.+)$")
-LINK = re.compile(r"^\[(?P<name>[^\]]+)\]\(#[^)]+\)( \| null)?$")
+LINK = re.compile(r"^(?P<list>list of )?\[(?P<name>[^\]]+)\]\(#[^)]+\)( \| null)?$")
 
 
 def parse_page(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -862,7 +885,11 @@ def documented(sections: dict[str, list[tuple[str, str]]], name: str) -> dict[st
     out: dict[str, str] = {}
     for path, typ in sections.get(name, []):
         link = LINK.match(typ)
-        if link:
+        if link and link["list"]:  # a list of those objects
+            out[path] = "list[object]"
+            for sub, subtype in documented(sections, link["name"]).items():
+                out[f"{path}[].{sub}"] = subtype
+        elif link:
             out[path] = "object | null" if typ.endswith("| null") else "object"
             for sub, subtype in documented(sections, link["name"]).items():
                 out[f"{path}.{sub}"] = subtype
@@ -931,7 +958,7 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
     lines = ["| key | type | unit | meaning |", "|---|---|---|---|"]
     skip: list[str] = []
     for path, values in rows.items():
-        if any(path.startswith(s + ".") for s in skip):
+        if any(path.startswith((s + ".", s + "[].")) for s in skip):
             continue
         unit, meaning = _entry(section, path)
         meaning = meaning.replace("|", "\\|")
@@ -939,7 +966,8 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
             target = links[path]
             given = GLOSSARY.get(path, (None, "", ""))[0] or ""
             nullable = " \\| null" if "null" in given or path in NULLABLE_LINKS else ""
-            lines.append(f"| `{path}` | [{target}](#{target}){nullable} | | {meaning} |")
+            many = "list of " if isinstance(values[0], list) else ""
+            lines.append(f"| `{path}` | {many}[{target}](#{target}){nullable} | | {meaning} |")
             skip.append(path)
             continue
         typ = _type(path, values).replace("|", "\\|")

@@ -25,9 +25,10 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
@@ -107,6 +108,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "ubatch", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @output_options
 def budget(
@@ -201,6 +203,10 @@ def budget(
 
 
 @app.command()
+@sweep(
+    ["prompt", "output", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS],
+    single=SYSTEM_SINGLE,
+)
 @system_options
 @cost_options
 @output_options
@@ -295,8 +301,9 @@ def trace(
             return
         prompt = counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
-        tokenize_s = counted.tokenize_s
-        detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
+        # the engine's tokenizer is timed by the model, not by how long counting took here:
+        # an answer is the same every time it is asked
+        detail = f"{prompt:,} tokens ({counted.counted_with})"
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
     tokens = prompt + output
@@ -377,7 +384,6 @@ def _trace_session(
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:
         check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
-    per_call = counted.tokenize_s / len(calls)
     report = session_report(
         mdl,
         m,
@@ -387,7 +393,6 @@ def _trace_session(
         cold=cold,
         ubatch=ubatch,
         kv_type=kv_type,
-        tokenize_s=[per_call] * len(calls),
     )
     report = report.model_copy(update={"energy": session_energy(report, power, price)})
     tokens = max(p + o for p, _, o in calls)
@@ -396,6 +401,10 @@ def _trace_session(
 
 
 @app.command()
+@sweep(
+    ["gamma", "alpha", "ctx", "kv_type", "quant", "draft_quant", *SYSTEM_LISTS],
+    single=[*SYSTEM_SINGLE, "draft"],
+)
 @system_options
 @cost_options
 @output_options

@@ -21,14 +21,16 @@ from tokenwalk.cli.app import (
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @cost_options
 @output_options
@@ -86,6 +88,7 @@ def decode(
 
 
 @app.command()
+@sweep(["prompt", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @cost_options
 @output_options

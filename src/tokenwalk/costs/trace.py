@@ -148,7 +148,7 @@ def trace_report(
 ) -> TraceReport:
     """The whole request as phases with start and duration, and its totals.
 
-    `tokenize_s` is the measured time of rendering the template and tokenizing the prompt
+    `tokenize_s` is a given time of rendering the template and tokenizing the prompt
     (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token. A
     model split over cards and host brings its own `prefill` and decode `step(ctx)` ->
     (seconds, bytes)."""

@@ -21,6 +21,7 @@ _VIEWS = {
     "SpecReport": ("tokenwalk.render.plan", "render_spec"),
     "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
     "SessionReport": ("tokenwalk.render.prompt", "render_session"),
+    "SweepReport": ("tokenwalk.render.sweep", "render_sweep"),
 }
 
 
