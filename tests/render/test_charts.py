@@ -266,10 +266,34 @@ def test_chart_flag_end_to_end(width, capsys, monkeypatch):
     assert max(cells(line) for line in out.splitlines()) <= width
 
 
+SWEEP = ["prefill", M, "--machine", "radeon-860m,rtx-5090", "--prompt", "512,2k,8k,32k"]
+
+
 def test_no_chart_with_json_or_csv(capsys, monkeypatch):
     code, out, _ = run(capsys, monkeypatch, 80, *COMMANDS["decode"][1], "--chart", "--json")
     assert code == 0
     json.loads(out)  # the answer alone
+    code, out, _ = run(capsys, monkeypatch, 80, *SWEEP, "--chart", "--csv")
+    assert code == 0
+    assert "┤" not in out and "against" not in out
+    assert len(out.splitlines()) == 1 + 8  # the header, then one row a run
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_sweep_chart_end_to_end(width, capsys, monkeypatch):
+    """TTFT against prompt length for two machines: the seed's laptop and a desktop card."""
+    code, out, _ = run(capsys, monkeypatch, width, *SWEEP, "--chart")
+    assert code == 0
+    assert max(cells(line) for line in out.splitlines()) <= width
+    chart = out[out.index("TTFT (s) against prompt") :]
+    assert "radeon-860m" in chart and "rtx-5090" in chart  # the legend: two series
+    axis = next(line for line in chart.splitlines() if "32k" in line)
+    assert axis.split() == ["512", "2k", "8k", "32k"]
+    # the chart's numbers are the sweep's: the top decade holds the slowest run
+    code, answer, _ = run(capsys, monkeypatch, width, *SWEEP, "--json")
+    slowest = max(r["values"]["ttft_s"] for r in json.loads(answer)["rows"])
+    top = next(line for line in chart.splitlines() if "┤" in line).split("┤")[0]
+    assert float(top) <= slowest < 10 * float(top)
 
 
 def test_chart_respects_no_color_on_a_terminal(capsys, monkeypatch):
