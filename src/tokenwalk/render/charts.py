@@ -48,7 +48,11 @@ BUFFERS = ("░", "yellow")
 FREE = ("·", "green")
 IDLE = ("·", "bright_black")
 OVER = ("!", "red")
-SERIES_COLOURS = ("blue+", "red+", "green+", "orange+", "magenta+", "cyan+")
+# a line chart's series: plotext's colour, the same colour in Rich (for the legend), and the
+# marker drawn without colour (then the legend shows it)
+SERIES_COLOURS = ("blue+", "red+", "green+", "magenta+", "cyan+", "yellow+")
+SERIES_STYLES = ("bright_blue", "bright_red", "bright_green", "bright_magenta", "bright_cyan")
+SERIES_STYLES += ("bright_yellow",)
 SERIES_MARKERS = ("braille", "+", "x", "o", "*", "#")
 MIN_WIDTH = 30  # narrower than this, a chart is drawn at this width and the terminal wraps it
 LOG_SPREAD = 10  # a sweep whose values span 10x or more is drawn on a log scale
@@ -113,7 +117,9 @@ def _legend(console: Console, items: Sequence[tuple[tuple[str, str], str]]) -> N
     plain = _plain(console)
     line = Text()
     for i, ((glyph, colour), label) in enumerate(items):
-        item = Text(glyph, style="" if plain else colour) + Text(f" {label}")
+        item = Text()
+        item.append(glyph, style="" if plain else colour)
+        item.append(f" {label}")
         if line and line.cell_len + 2 + item.cell_len > _width(console):
             _print(console, line)
             line = Text()
@@ -205,14 +211,12 @@ def line_chart(
     plt.theme("clear")
     named = len(series) > 1 or right is not None
     every = [*series, *([right[:3]] if right else [])]
-    for i, (label, xs, ys) in enumerate(every):
+    for i, (_, xs, ys) in enumerate(every):
         kw: dict[str, Any] = {
             "marker": SERIES_MARKERS[i % len(SERIES_MARKERS)] if plain else "braille"
         }
         if not plain:
             kw["color"] = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        if named:
-            kw["label"] = visible(label, 40)
         if right is not None and i == len(every) - 1:
             kw["yside"] = "right"
         plt.plot(list(xs), list(ys), **kw)
@@ -241,6 +245,13 @@ def line_chart(
         drawn = plt.uncolorize(drawn)
     for line in drawn.splitlines():
         _print(console, Text.from_ansi(line) if not plain else Text(line.rstrip()))
+    if named:  # under the chart, where it hides no line (plotext draws it over the data)
+        items = []
+        for i, (label, _, _) in enumerate(every):
+            marker = SERIES_MARKERS[i % len(SERIES_MARKERS)] if plain else "braille"
+            glyph = "⠒⠒" if marker == "braille" else marker * 2
+            items.append(((glyph, SERIES_STYLES[i % len(SERIES_STYLES)]), visible(label, 40)))
+        _legend(console, items)
 
 
 # -- the charts --------------------------------------------------------------------------------
