@@ -165,6 +165,29 @@ def test_sweep_without_a_numeric_axis_draws_bars():
     assert "36.0 GB" in plain and "11.0 GB" in plain
 
 
+def test_sweep_with_negative_values_keeps_them_in_view():
+    """What is left of the memory goes below 0 when a context does not fit."""
+    rows = [
+        SweepRow(inputs={"ctx": c}, values={"free_bytes": f})
+        for c, f in ((8192, 4e9), (32768, 1e9), (131072, -6e9))
+    ]
+    r = SweepReport(
+        command="budget",
+        axes=["ctx"],
+        columns=[SweepColumn(key="free_bytes", label="free", unit="B")],
+        rows=rows,
+        runs=[],
+    )
+    plain = draw(charts.chart_sweep_report, r, 60, colour=False)
+    labels = [float(line.split("┤")[0]) for line in plain.splitlines() if "┤" in line]
+    assert labels[0] == pytest.approx(4.0, abs=0.01) and labels[-1] == pytest.approx(-6.0)
+    bars = [("fits", 4e9, "4 GB"), ("short", -6e9, "-6 GB")]
+    out = io.StringIO()
+    charts._hbars(Console(file=out, width=40, color_system=None), bars)
+    lines = out.getvalue().splitlines()
+    assert all(len(line) == 40 for line in lines) and "█" not in lines[1]
+
+
 def test_size_longest_bar_is_the_largest_role(capsys):
     r = report("size", capsys)
     plain = draw(charts.chart_size_report, r, 80, colour=False)

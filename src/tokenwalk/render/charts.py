@@ -40,7 +40,7 @@ __all__ = [
     "chart_size_report",
 ]
 
-# (glyph, colour) of the shares of a bar, and of the series of a line chart without colour
+# (glyph, colour) of the shares of a bar: the glyphs alone tell them apart without colour
 WEIGHTS = ("█", "blue")
 KV = ("▒", "magenta")
 SYSTEM = ("▓", "bright_black")
@@ -51,10 +51,16 @@ OVER = ("!", "red")
 # a line chart's series: plotext's colour, the same colour in Rich (for the legend), and the
 # marker drawn without colour (then the legend shows it)
 SERIES_COLOURS = ("blue+", "red+", "green+", "magenta+", "cyan+", "yellow+")
-SERIES_STYLES = ("bright_blue", "bright_red", "bright_green", "bright_magenta", "bright_cyan")
-SERIES_STYLES += ("bright_yellow",)
+SERIES_STYLES = (
+    "bright_blue",
+    "bright_red",
+    "bright_green",
+    "bright_magenta",
+    "bright_cyan",
+    "bright_yellow",
+)
 SERIES_MARKERS = ("braille", "+", "x", "o", "*", "#")
-MIN_WIDTH = 30  # narrower than this, a chart is drawn at this width and the terminal wraps it
+MIN_WIDTH = 30  # narrower than this, a chart is drawn at this width and cropped to the console
 LOG_SPREAD = 10  # a sweep whose values span 10x or more is drawn on a log scale
 
 
@@ -136,7 +142,7 @@ def _hbars(console: Console, rows: Sequence[tuple[str, float, str]], glyph: str 
     width = _width(console)
     if not rows:
         return
-    top = max(v for _, v, _ in rows) or 1.0
+    top = max(max(v for _, v, _ in rows), 1e-300)  # a negative value gets no bar
     value_w = max(len(s) for _, _, s in rows)
     label_w = max(len(label) for label, _, _ in rows)
     own_line = label_w > width // 3
@@ -145,7 +151,7 @@ def _hbars(console: Console, rows: Sequence[tuple[str, float, str]], glyph: str 
     bar_w = max(1, width - value_w - (label_w + 1 if label_w else 0) - 1)
     style = _style(console, "blue")
     for label, value, shown in rows:
-        n = round(value / top * bar_w)
+        n = max(0, min(bar_w, round(value / top * bar_w)))
         if value > 0:
             n = max(1, n)
         line = Text()
@@ -183,6 +189,12 @@ def log_ticks(low: float, high: float) -> list[float]:
     inside = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)
     ticks = [10.0**e for e in inside]
     return ticks if len(ticks) >= 2 else sorted({low, *ticks, high})
+
+
+def _from_zero(values: Sequence[float]) -> tuple[float, float]:
+    """The limits of a linear axis that includes 0 (below it where a value is negative)."""
+    low, high = min(0.0, *values), max(0.0, *values)
+    return low, high if high > low else low + 1
 
 
 def line_chart(
@@ -230,9 +242,9 @@ def line_chart(
         decades = log_ticks(min(ys), max(ys))
         plt.yticks(decades, [f"{y:.3g}" for y in decades])
     else:  # from zero: a fall from 13 to 11 tok/s looks like what it is
-        plt.ylim(0, max((y for _, _, ys in series for y in ys), default=0) or 1)
+        plt.ylim(*_from_zero([y for _, _, ys in series for y in ys]))
         if right is not None:
-            plt.ylim(0, max(right[2], default=0) or 1, yside="right")
+            plt.ylim(*_from_zero(right[2]), yside="right")
     all_x = [x for _, xs, _ in every for x in xs]
     ticks = list(xticks) if xticks is not None else _ticks(all_x, max(2, min(6, width // 14)))
     plt.xticks(ticks, [xtick_label(x) for x in ticks])
