@@ -24,6 +24,7 @@ from tokenwalk.cli.app import (
     warn,
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
+from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
@@ -413,7 +414,11 @@ def spec(
     draft: Annotated[
         str | None,
         typer.Option(
-            "--draft", "-d", help="The draft model (any model argument).", show_default=False
+            "--draft",
+            "-d",
+            help="The draft model (any model argument); no default: this or --mtp is needed.",
+            show_default=False,
+            autocompletion=complete_model,
         ),
     ] = None,
     mtp: Annotated[
