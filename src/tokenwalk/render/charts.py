@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from tokenwalk.render.fmt import human_bytes, rate, seconds
+from tokenwalk.render.fmt import capacity, human_bytes, rate, seconds
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -391,18 +391,20 @@ def chart_kv_report(r: KvReport, console: Console) -> None:
 def _budget_bar(
     console: Console,
     label: str,
-    capacity: float,
+    capacity_bytes: float,
     system: float,
     weights: float,
     cache: float,
     buffers: float,
 ) -> None:
+    """`label: capacity, free`, then the memory as one bar: system, weights, KV, buffers, free
+    (past the capacity, `!` for what does not fit)."""
     plain = _plain(console)
     width = _width(console)
     used = system + weights + cache + buffers
-    total = max(capacity, used)
-    head = f"{label}: {human_bytes(capacity)}"
-    free = capacity - used
+    total = max(capacity_bytes, used)
+    head = f"{label}: {capacity(capacity_bytes)}"
+    free = capacity_bytes - used
     head += f", {human_bytes(free)} free" if free >= 0 else f", {human_bytes(-free)} over"
     _print(console, Text(visible(head, width)))
     bar = stacked_bar(
@@ -418,7 +420,7 @@ def _budget_bar(
         plain,
     )
     if free < 0:  # what does not fit, past the capacity
-        edge = round(capacity / total * width)
+        edge = round(capacity_bytes / total * width)
         bar = bar[:edge] + Text(OVER[0] * (width - edge), style="" if plain else OVER[1])
     _print(console, bar)
 
