@@ -377,3 +377,13 @@ def test_session_chart_puts_the_calls_on_one_clock(width):
     # the second call starts after the first ended and the idle gap
     bar_start = len("call 1 (cold) ")
     assert second.index("▒", bar_start) > first.rindex("█")
+
+
+def test_sweep_of_models_and_machines_has_a_series_for_each_pair(capsys, monkeypatch):
+    argv = ["decode", f"{M},qwen3.6-27b", *("--machine", "radeon-860m,rtx-5090")]
+    code, out, _ = run(capsys, monkeypatch, 80, *argv, "--ctx", "0,32k", "--chart")
+    assert code == 0
+    legend = " ".join(out.splitlines()[-2:])
+    for pair in (f"{M}, radeon-860m", f"{M}, rtx-5090", "qwen3.6-27b, radeon-860m"):
+        assert pair in legend
+    assert "qwen3.6-27b, rtx-5090" in legend
