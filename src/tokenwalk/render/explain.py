@@ -365,7 +365,13 @@ def _energy_steps(e: Any, what: str) -> list[Step]:
             )
         else:
             steps.append(
-                Step("power", "P", "", _q(f"{e.power_w:,.0f} W"), f"{e.power_from}{bound}")
+                Step(
+                    "power",
+                    "P, the power drawn while it works",
+                    "",
+                    _q(f"{e.power_w:,.0f} W"),
+                    f"{e.power_from}{bound}",
+                )
             )
         steps.append(
             Step(
