@@ -84,8 +84,10 @@ class Setup:
 
     @property
     def one_card(self) -> bool:
-        """The whole model on one card: timed as one pool on that card."""
-        return self.placement.all_on_gpu and len(self.system.devices) == 1
+        """The whole model on one card in this box: timed as one pool on that card."""
+        return (
+            self.placement.all_on_gpu and len(self.system.devices) == 1 and not self.system.has_rpc
+        )
 
     @property
     def tensor_split(self) -> bool:
