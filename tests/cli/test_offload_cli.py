@@ -142,6 +142,25 @@ def test_the_side_by_side_table_of_docs_offload_is_current(capsys, flags, row):
     assert json.loads(out)["tok_s"] == pytest.approx(shown, rel=0.01)
 
 
+@pytest.mark.parametrize("row", [0, 1, 2])
+def test_the_rpc_table_of_docs_offload_is_current(capsys, row):
+    """docs/offload.md sums up a second card in the same box and over RPC in a table written
+    by hand: each row's decode and prefill are what the commands say."""
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "offload.md").read_text(encoding="utf-8")
+    head = page.index("| the RTX 5060 Ti | `--machine` |")
+    line = page[head:].splitlines()[2 + row]
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    flags = ["-m", *shlex.split(cells[1].strip("`"))]
+    decode, prefill = (float(c.split()[0].replace(",", "")) for c in cells[2:4])
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *flags, "--ctx", "4096", "--json")
+    assert code == 0 and json.loads(out)["tok_s"] == pytest.approx(decode, rel=0.01)
+    code, out, _ = run(capsys, "prefill", "qwen3.6-35b-a3b", *flags, "--prompt", "4096", "--json")
+    assert code == 0 and json.loads(out)["tok_s"] == pytest.approx(prefill, rel=0.01)
+
+
 def test_a_dense_draft_beside_an_moe_target_takes_cpu_moe(capsys):
     code, out, _ = run(
         capsys, "budget", "qwen3.6-35b-a3b", "qwen3-0.6b", "-m", "rtx-5080", "--cpu-moe", "--json"

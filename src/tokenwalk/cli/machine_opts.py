@@ -291,7 +291,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
 }
 
 # system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
-SYSTEM_LISTS = ("machine", "n_cpu_moe")
+SYSTEM_LISTS = ("machine", "n_cpu_moe", "rpc_link_gbs", "rpc_latency_ms")
 SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind")
 
 F = TypeVar("F", bound=Callable[..., Any])
