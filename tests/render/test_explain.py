@@ -331,3 +331,17 @@ def test_compare_and_models_fits(capsys, monkeypatch):
     first = answer(capsys, *args)["models"][0]
     text = explained(capsys, monkeypatch, *args)
     assert f"{first['slug']} = decode at {first['ctx']:,} tokens = {rate(first['tok_s'])}" in text
+
+
+def test_trace_sums_its_phases(capsys, monkeypatch):
+    """TTFT is the sum of the phases before the first token, each as the timeline shows it
+    (a cold load over RPC adds the upload of the remote cards' weights)."""
+    args = ["trace", "qwen3.6-35b-a3b", "-m", "rtx-5080+rpc:rtx-5060-ti-16gb"]
+    args += ["--rpc-link-gbs", "1.25", "--prompt", "4096", "--cold"]
+    r = answer(capsys, *args)
+    text = explained(capsys, monkeypatch, *args)
+    before = [p for p in r["phases"] if p["start_s"] < r["ttft_s"] and p["duration_s"] > 0]
+    shown = [seconds(p["duration_s"]) for p in before if not p["name"].startswith("prefill")]
+    ttft = text.split("TTFT = ")[1]
+    assert f"{' + '.join(shown)} + {seconds(r['prefill_s'])} = {seconds(r['ttft_s'])}" in ttft
+    assert "upload = the remote cards' weights over the network" in text

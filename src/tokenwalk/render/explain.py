@@ -315,7 +315,15 @@ def _split_steps(sp: SplitInfo, total_s: float, what: str) -> list[Step]:
     for p in sp.parts:
         if p.role == "link":
             steps.append(
-                Step(f"  {p.device}", "hidden state over the link", "", _s(p.time_s), p.how)
+                Step(
+                    f"  {p.device}",
+                    "transfers over the network (RPC)"
+                    if "network" in p.device
+                    else "transfers over the link",
+                    "",
+                    _s(p.time_s),
+                    p.how,
+                )
             )
             continue
         steps.append(
@@ -861,8 +869,20 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
                 "load",
                 "file bytes / load rate",
                 f"{_b(load.data_bytes)} / {_gbs(r.load_gbs)}",
-                _s(r.load_s),
+                _s(load.duration_s),
                 r.load_from,
+            )
+        )
+    for up in (p for p in r.phases if p.name.startswith("upload")):
+        steps.append(
+            Step(
+                "upload",
+                "the remote cards' weights over the network",
+                f"{_b(up.data_bytes)} / {_gbs(up.data_bytes / up.duration_s / 1e9)}"
+                if up.data_bytes and up.duration_s
+                else "",
+                _s(up.duration_s),
+                up.detail,
             )
         )
     tok = next((p for p in r.phases if p.name == "template + tokenize"), None)
@@ -912,8 +932,8 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
         "template + tokenize": "tokenize",
         "restore KV from disk": "restore KV",
     }
-    parts = [_s(r.load_s)] if load is not None else []
-    parts += [_s(p.duration_s) for p in before if not p.name.startswith(("prefill", "load"))]
+    names.update({p.name: "upload" for p in r.phases if p.name.startswith("upload")})
+    parts = [_s(p.duration_s) for p in before if not p.name.startswith("prefill")]
     parts.append(_s(r.prefill_s))
     what = [names.get(p.name, p.name) for p in before if not p.name.startswith("prefill")]
     steps.append(
