@@ -554,6 +554,28 @@ class DevicePart(BaseModel):
     how: str = ""
 
 
+class RpcLink(BaseModel):
+    """What llama.cpp's RPC backend sends over the network to cards in another box, for one
+    pass (a decode step, a prefill summed over its micro-batches) and once at load
+    (`costs.offload.rpc_terms` gives the formulas)."""
+
+    model_config = ConfigDict(frozen=True)
+    cards: list[str]  # the rpc: cards
+    link: str  # the network as given (and the round trip: given or assumed)
+    link_gbs: float  # the network, one way, GB/s (--rpc-link-gbs)
+    latency_s: float  # a round trip (--rpc-latency-ms, else assumed)
+    latency_assumed: bool
+    splits: int  # evaluations of a remote split: one round trip each
+    input_bytes: Bytes  # SET_TENSOR of the splits' inputs (hidden state, KQ mask, positions)
+    graph_bytes: Bytes  # GRAPH_COMPUTE (serialized graph) or GRAPH_RECOMPUTE (4 bytes)
+    output_bytes: Bytes  # GET_TENSOR of the splits' outputs (hidden state, or logits)
+    transfer_s: float  # (inputs + graph + outputs) / link
+    latency_total_s: float  # splits x latency
+    time_s: float  # transfer_s + latency_total_s
+    upload_bytes: Bytes  # weights on the rpc: cards, sent once at load (SET_TENSOR)
+    upload_s: float  # upload_bytes / link
+
+
 class SplitInfo(BaseModel):
     """How a model is split over cards and host: the flags, the share on the GPUs (as
     `ollama ps` prints it), and each device's part of the time."""
@@ -566,6 +588,7 @@ class SplitInfo(BaseModel):
     split: str  # "41%/59% CPU/GPU"
     gpu_share: float  # share of the weights read per step that sit on a GPU
     parts: list[DevicePart]
+    rpc: RpcLink | None = None  # cards in another box: the network's terms (costs.offload)
 
 
 # -- decode -----------------------------------------------------------------------------------
