@@ -21,6 +21,8 @@ _VIEWS = {
     "SpecReport": ("tokenwalk.render.plan", "render_spec"),
     "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
     "SessionReport": ("tokenwalk.render.prompt", "render_session"),
+    "CompareReport": ("tokenwalk.render.compare", "render_compare"),
+    "ModelsFitReport": ("tokenwalk.render.compare", "render_models_fit"),
 }
 
 
