@@ -66,8 +66,8 @@ def systems_of(spec: SystemSpec) -> tuple[list[tuple[System, Offload]], list[str
     for name in machine_names(spec.machine):
         one = spec.model_copy(update={"machine": name})
         bare = one.model_copy(update=_CARD_ONLY)
-        if one != bare and resolve_system(bare).unified:
-            shared.append(resolve_system(bare).slug)
+        if one != bare and (alone := resolve_system(bare)).unified:
+            shared.append(alone.slug)
             out.append(on_system(bare))
         else:
             out.append(on_system(one))

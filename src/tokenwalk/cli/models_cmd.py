@@ -153,7 +153,7 @@ def models_fit(
         f"(--ctx), {held}; tok/s is decode at that context, max ctx the largest context that "
         "fits."
     ]
-    if sysm.host_note:
+    if sysm.host is not None and sysm.host_note:
         notes.append(sysm.host_note)
     if left_out:
         notes.append(f"Not modelled: {', '.join(left_out)}.")

@@ -250,7 +250,7 @@ def compare_report(
         for m in models
         for s, o in systems
     ]
-    hosts = list(dict.fromkeys(s.host_note for s, _ in systems if s.host_note))
+    hosts = list(dict.fromkeys(s.host_note for s, _ in systems if s.host and s.host_note))
     return CompareReport(
         prompt_tokens=prompt,
         output_tokens=output,
