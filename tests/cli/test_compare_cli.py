@@ -130,6 +130,7 @@ def test_csv_has_one_line_per_row_with_the_json_numbers(capsys):
         ([], "no machine given"),
         (["-m", "radeon-860m", "--prompt", "0"], "--prompt"),
         (["-m", "radeon-860m", "--quant", "Q9_K"], "Q9_K"),
+        (["-m", "radeon-860m", "-p", "4k", "--ctx", "2k"], "shorter than the request"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, says):

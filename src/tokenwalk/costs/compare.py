@@ -28,6 +28,7 @@ from tokenwalk.costs.budget import (
 from tokenwalk.costs.timing import DecodeReport, decode_report
 from tokenwalk.costs.trace import TraceReport, trace_report
 from tokenwalk.costs.workload import context_warnings
+from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System
 from tokenwalk.units import Bytes, Count
@@ -244,7 +245,12 @@ def compare_report(
     from tokenwalk.costs.workload import check_workload
 
     c = prompt + output if ctx is None else ctx
-    check_workload(prompt=max(prompt, 1), output=output, ubatch=ubatch, ctx=c)
+    check_workload(prompt=prompt, output=output, ubatch=ubatch, ctx=c)
+    if c < prompt + output:
+        raise InputError(
+            f"--ctx {c:,} is shorter than the request it holds: --prompt {prompt:,} + "
+            f"--output {output:,} = {prompt + output:,} tokens"
+        )
     rows = [
         compare_row(m, s, o, prompt=prompt, output=output, ctx=c, kv_type=kv_type, ubatch=ubatch)
         for m in models
@@ -313,7 +319,6 @@ def model_fit(
     """`budget` (at `ctx`, default budget's) and `decode` at that context for one catalogue
     model; the budget comes back too, for what it says about the machine."""
     from tokenwalk.costs.weights import active_params
-    from tokenwalk.errors import InputError
 
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type)
     if budget is None:
