@@ -168,7 +168,7 @@ def test_compare_fits_the_terminal(capsys, monkeypatch, width, models):
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_models_fits_fits_the_terminal(capsys, monkeypatch, width):
     monkeypatch.setenv("COLUMNS", str(width))
-    code, out, _ = run(capsys, "models", "--fits", "rtx-5090")
+    code, out, _ = run(capsys, "models", "mistral", "--fits", "rtx-5090")
     assert code == 0
     _lines_fit(out, width)
     assert re.search(r"^ mistral-small-3\.2-24b ", out, flags=re.M)
@@ -179,7 +179,7 @@ def test_models_fits_fits_the_terminal(capsys, monkeypatch, width):
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_models_quant_fits_the_terminal_and_heads_the_column(capsys, monkeypatch, width):
     monkeypatch.setenv("COLUMNS", str(width))
-    code, out, _ = run(capsys, "models", "--quant", "q8_0")
+    code, out, _ = run(capsys, "models", "qwen", "--quant", "q8_0")
     assert code == 0
     _lines_fit(out, width)
     assert "sizes at Q8_0" in out and "Q8_0" in out.splitlines()[2]
@@ -196,16 +196,23 @@ def test_models_quant_sizes_equal_size_at_that_preset(capsys):
     assert default["models"][0]["file_bytes"] == default["models"][0]["q4_k_m_bytes"]
 
 
-@pytest.mark.parametrize("machine", ["rtx-5090", "radeon-860m"])
-def test_models_fits_agrees_with_budget_and_decode(capsys, machine):
-    d = run_json(capsys, "models", "qwen3", "--fits", machine)
+@pytest.mark.parametrize(
+    ("machine", "flags"),
+    [("rtx-5090", []), ("radeon-860m", []), ("rtx-5090", ["--gpu-layers", "auto"])],
+)
+def test_models_fits_agrees_with_budget_and_decode(capsys, machine, flags):
+    d = run_json(capsys, "models", "qwen3", "--fits", machine, *flags)
     assert d["machine"] == machine and d["quant"] == "Q4_K_M"
     slugs = [r["slug"] for r in d["models"]]
     for slug in ("qwen3.6-35b-a3b", "qwen3-next-80b-a3b", "qwen3-0.6b"):
         row = d["models"][slugs.index(slug)]
-        budget = run_json(capsys, "budget", slug, "-m", machine, codes=(0, 1))
-        decode = run_json(capsys, "decode", slug, "-m", machine, "--ctx", str(row["ctx"]))
-        assert row["ctx"] == budget["ctx"]
+        ctx = ["--ctx", str(row["ctx"])]
+        budget = run_json(capsys, "budget", slug, "-m", machine, *flags, codes=(0, 1))
+        if flags:  # --fit would choose the context: the rows reserve budget's default
+            assert row["ctx"] == 16384
+            budget = run_json(capsys, "budget", slug, "-m", machine, *flags, *ctx, codes=(0, 1))
+        decode = run_json(capsys, "decode", slug, "-m", machine, *ctx, *flags)
+        assert row["ctx"] == budget["ctx"] and row["placement"] == budget["placement"]
         assert row["fits"] == budget["fits"] and row["verdict"] == budget["verdict"]
         assert row["max_fit_ctx"] == budget["max_fit_ctx"]
         assert row["free_bytes"] == budget["free_bytes"]
@@ -218,8 +225,10 @@ def test_models_fits_agrees_with_budget_and_decode(capsys, machine):
         (r["weights_bytes"] for r in fit), reverse=True
     )
     assert [r["weights_bytes"] for r in rest] == sorted(r["weights_bytes"] for r in rest)
-    if machine == "rtx-5090":  # 48.5 GB of weights on a 32 GB card
+    if machine == "rtx-5090" and not flags:  # 48.5 GB of weights on a 32 GB card
         assert "qwen3-next-80b-a3b" in [r["slug"] for r in rest]
+    if flags:  # ... which fits with experts in the host's RAM
+        assert "qwen3-next-80b-a3b" in [r["slug"] for r in fit]
 
 
 def test_models_fits_sorts_by_speed_and_follows_the_options(capsys):

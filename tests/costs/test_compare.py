@@ -20,6 +20,8 @@ def _row(slug: str, weights: int, tok_s: float, fits: bool, ctx: int = 4096) -> 
         free_bytes=1 if fits else -1,
         max_fit_ctx=ctx if fits else 0,
         max_ctx=ctx,
+        placement="",
+        split="",
         tok_s=tok_s,
         ceiling_tok_s=2 * tok_s,
     )

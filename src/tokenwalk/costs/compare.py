@@ -286,6 +286,8 @@ class ModelFit(BaseModel):
     free_bytes: Bytes
     max_fit_ctx: int  # the largest context that fits (0: not even the weights)
     max_ctx: int  # the model's trained maximum
+    placement: str  # llama.cpp flags on a card and its host; "" on one pool of memory
+    split: str  # the weights' split between host and cards; "" on one pool of memory
     tok_s: float  # decode at ctx
     ceiling_tok_s: float
 
@@ -316,10 +318,13 @@ def model_fit(
     ctx: int | None = None,
     kv_type: str = "f16",
 ) -> tuple[ModelFit, BudgetReport]:
-    """`budget` (at `ctx`, default budget's) and `decode` at that context for one catalogue
-    model; the budget comes back too, for what it says about the machine."""
+    """`budget` (at `ctx`, default budget's: 16,384 or the model's maximum) and `decode` at
+    that context for one catalogue model; the budget comes back too, for what it says about
+    the machine."""
     from tokenwalk.costs.weights import active_params
 
+    if ctx is None:  # budget's default, also where --fit would choose (the same for every row)
+        ctx = min(16384, model.spec.n_ctx_train or 16384)
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type)
     if budget is None:
         raise InputError(f"machine '{system.slug}' has no memory size; give --memory GiB")
@@ -337,6 +342,8 @@ def model_fit(
         free_bytes=budget.free_bytes,
         max_fit_ctx=budget.max_fit_ctx,
         max_ctx=model.spec.n_ctx_train,
+        placement=budget.placement,
+        split=budget.split,
         tok_s=decode.tok_s,
         ceiling_tok_s=decode.ceiling_tok_s,
     )

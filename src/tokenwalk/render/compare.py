@@ -163,6 +163,9 @@ def render_models_fit(r: ModelsFitReport, console: Console) -> None:
             Column("tok/s", [_tok_s(x.tok_s) for x in fit]),
             Column("ceiling", [_tok_s(x.ceiling_tok_s) for x in fit], drop=1),
         ]
+        if any(x.placement not in ("", "-ngl all") for x in fit):  # some weights in the host's RAM
+            split = [x.split.removesuffix(" CPU/GPU") for x in fit]
+            columns.insert(4, Column("CPU/GPU", split, drop=4))
         t, dropped = fitted_table(title, columns, console.width)
         console.print(t)
         _left_out(console, dropped)
