@@ -732,6 +732,14 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
     ("models --fits", "models[].ctx"): (T, "context reserved, as `budget` (default 16,384)"),
     ("models --fits", "models[].fits"): ("", "as `budget`: free_bytes >= 0"),
     ("models --fits", "models[].tok_s"): (TS, "decode at ctx, as `decode --ctx ctx`"),
+    ("models --fits", "models[].placement"): (
+        "",
+        'llama.cpp flags that place the model on the cards; "" on one pool',
+    ),
+    ("models --fits", "models[].split"): (
+        "",
+        'share of weights and KV in RAM and on the cards ("41%/59% CPU/GPU"); "" on one pool',
+    ),
     ("models --fits", "sort"): ("", "order of the models that fit: size, speed or ctx"),
     ("models --fits", "notes"): ("", "what was assumed: quant, context, system memory, host"),
 }
