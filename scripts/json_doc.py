@@ -50,6 +50,7 @@ COMMANDS: dict[str, list[str]] = {
         "docs/examples/clinical-chat.json",
     ],
     "trace --chat": ["trace", "qwen3-0.6b", "-m", M, "--chat", "docs/examples/clinical-chat.json"],
+    "sweep": ["prefill", "qwen3-0.6b", "-m", M, "--prompt", "512,2k"],
     "calibrate": ["calibrate"],
     "calibrate --from": [
         "calibrate",
@@ -67,6 +68,7 @@ COMMANDS: dict[str, list[str]] = {
 # Objects whose keys are names from data (a group, a machine, a setting): one placeholder each.
 PLACEHOLDERS: dict[str, dict[str, str]] = {
     "budget": {"settings": "<name>"},
+    "sweep": {"rows[].inputs": "<option>", "rows[].values": "<column>"},
     "spec": {"budget.settings": "<name>"},
     "calibrate": {
         "factors": "<level>",
@@ -157,6 +159,9 @@ SECTION_NOTES: dict[str, str] = {
     "conversation counted with the model's tokenizer ([prompts.md](prompts.md)).",
     "trace --chat": "`tokenwalk trace MODEL -m MACHINE --chat FILE --json`, for a conversation "
     "of several calls: each call and the session ([prompts.md](prompts.md)).",
+    "sweep": "`tokenwalk prefill MODEL -m MACHINE --prompt 512,2k --json`, or any command with "
+    "an option given a list: one row per run ([sweeps.md](sweeps.md)). `runs` holds each run's "
+    "whole answer, the same as that run's own `--json` (here `prefill`'s).",
     "calibrate": "`tokenwalk calibrate --json`: the refit of the shipped defaults "
     "([calibrate.md](calibrate.md)).",
     "calibrate --from": "`tokenwalk calibrate --machine M --from RUNS.json --json`: one "
@@ -169,23 +174,55 @@ SECTION_NOTES: dict[str, str] = {
 
 # Objects that several commands share, documented once; a row whose type is `[name](#name)`
 # stands for every key of that object under its own key.
-SHARED = {"fit": ("decode", "fit"), "memory": ("decode", "memory"), "split": ("decode", "split")}
+SHARED = {
+    "fit": ("decode", "fit"),
+    "memory": ("decode", "memory"),
+    "split": ("decode", "split"),
+    "energy": ("decode", "energy"),
+}
 SHARED_NOTES = {
+    "energy": "`energy` in `decode`, `prefill`, `trace` and `spec`: power x time and its price "
+    "([cost.md](cost.md)); a step of every stream in `decode`, the computed prompt in `prefill`, "
+    "the request (load excluded) in `trace`, the calls (loads and gaps excluded) in "
+    "`trace --chat`, one token in `spec`. The energy keys are null where "
+    "the machine has no power figure and --watts is not given; the price keys where no price is.",
     "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
-    "of memory)."
+    "of memory).",
 }
 NULLABLE_LINKS = {"split"}  # objects that are null on some machines (split: one pool of memory)
 LINKS = {
-    "decode": {"fit": "fit", "memory": "memory", "split": "split"},
-    "prefill": {"fit": "fit", "memory": "memory", "split": "split"},
-    "trace": {"memory": "memory"},
-    "trace --chat": {"memory": "memory"},
-    "spec": {"memory": "memory", "budget": "budget"},
+    "decode": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "prefill": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "trace": {"memory": "memory", "energy": "energy"},
+    "trace --chat": {"memory": "memory", "energy": "energy"},
+    "spec": {"memory": "memory", "budget": "budget", "energy": "energy"},
+    "sweep": {"runs": "prefill"},
 }
 
 B, S, T, TS = "bytes", "s", "tokens", "tok/s"
 # key -> (type where the output alone cannot tell it (a key that may be null), unit, meaning)
 GLOSSARY: dict[str, tuple[str | None, str, str]] = {
+    # energy and price (costs/energy.py)
+    "energy": (None, "", "power x time of the answer, and its price"),
+    "power_w": ("float | null", "W", "power while working: device_w + host_w (or --watts)"),
+    "device_w": ("float | null", "W", "board or package power of the cards or the machine"),
+    "host_w": (None, "W", "share of the host CPU's power counted beside a card (0: one pool)"),
+    "power_from": (None, "", "where the watts come from, or what to give"),
+    "upper_bound": (None, "", "true: full board power, which decode does not reach"),
+    "energy_j": ("float | null", "J", "power_w x time_s"),
+    "energy_wh": ("float | null", "Wh", "energy_j / 3600"),
+    "power_source": ("str | null", "", "where power_w comes from"),
+    "j_per_token": ("float | null", "J", "energy_j / tokens"),
+    "wh_per_million_tokens": ("float | null", "Wh", "energy_wh x 1e6 / tokens"),
+    "price_per_kwh": ("float | null", "price/kWh", "--kwh-price"),
+    "price_per_hour": ("float | null", "price/h", "--price-per-hour"),
+    "currency": ("str | null", "", "--currency: the label of the prices"),
+    "cost": (
+        "float | null",
+        "price",
+        "energy_wh / 1000 x price_per_kwh, or time_s / 3600 x price_per_hour",
+    ),
+    "cost_per_million_tokens": ("float | null", "price", "cost x 1e6 / tokens"),
     # a discrete card and its host (costs/offload.py, costs/split.py)
     "split": (
         None,
@@ -517,6 +554,23 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "used": ("list[str]", "", "labels of the rows fitted"),
     "excluded": ("list[str]", "", "rows left out, with the reason"),
     "n_runs": (None, "runs", "llama-bench runs fitted"),
+    # a sweep (costs/sweep.py)
+    "command": (None, "", "the command that was run once per combination"),
+    "axes": ("list[str]", "", "the options given as lists, in the order given"),
+    "columns": (None, "", "the headline numbers each row carries; the first is what a chart plots"),
+    "key": (None, "", "the column's key in each row's `values`"),
+    "label": (None, "", "the column's heading"),
+    "unit": (None, "", "its unit: s, tok/s, B (bytes), tokens, x; empty for counts and names"),
+    "rows": (None, "", "one per run, in the order run (the first option's values vary slowest)"),
+    "inputs": (None, "", "the swept options' values of this run, by option name"),
+    "<option>": (
+        "int | float | str",
+        "",
+        "an option given as a list (prompt, machine, quant, ...)",
+    ),
+    "values": (None, "", "the run's headline numbers, by column key"),
+    "<column>": ("int | float | str | bool | null", "", "a headline number (see `columns`)"),
+    "runs": (None, "", "each run's whole answer, as that single run's --json"),
     "before": (None, "", "the machine's parameters before"),
     "after": (None, "", "the fitted parameters (what is stored)"),
     "error_before": (None, "", "error with the parameters before"),
@@ -591,6 +645,14 @@ FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
+    ("machines", "machines[].power_w"): (
+        "W",
+        "board, package or CPU power at full load, from the entry's power_source (null: none)",
+    ),
+    ("probe", "entry.power_w"): ("W", "power at full load (probe measures none: null)"),
+    ("energy", "time_s"): ("s", "the time the energy covers"),
+    ("energy", "tokens"): (T, "the tokens that time wrote or read"),
+    ("energy", "note"): ("", "why a figure is missing (empty when none is)"),
     ("split", "split"): (
         "",
         "share of the weights a step reads in RAM and on the cards, as `ollama ps` prints it",
@@ -848,7 +910,7 @@ def flatten(obj: Any, placeholders: dict[str, str] | None = None) -> Iterator[tu
 CELL = re.compile(r"(?<!\\)\|")  # a column border: a pipe not escaped as \|
 HEAD = re.compile(r"^## (?P<name>.+)$")
 SUB = re.compile(r"^### (?P<name>.+)$")
-LINK = re.compile(r"^\[(?P<name>[^\]]+)\]\(#[^)]+\)( \| null)?$")
+LINK = re.compile(r"^(?P<list>list of )?\[(?P<name>[^\]]+)\]\(#[^)]+\)( \| null)?$")
 
 
 def parse_page(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -871,7 +933,11 @@ def documented(sections: dict[str, list[tuple[str, str]]], name: str) -> dict[st
     out: dict[str, str] = {}
     for path, typ in sections.get(name, []):
         link = LINK.match(typ)
-        if link:
+        if link and link["list"]:  # a list of those objects
+            out[path] = "list[object]"
+            for sub, subtype in documented(sections, link["name"]).items():
+                out[f"{path}[].{sub}"] = subtype
+        elif link:
             out[path] = "object | null" if typ.endswith("| null") else "object"
             for sub, subtype in documented(sections, link["name"]).items():
                 out[f"{path}.{sub}"] = subtype
@@ -943,7 +1009,7 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
     lines = ["| key | type | unit | meaning |", "|---|---|---|---|"]
     skip: list[str] = []
     for path, values in rows.items():
-        if any(path.startswith(s + ".") for s in skip):
+        if any(path.startswith((s + ".", s + "[].")) for s in skip):
             continue
         unit, meaning = _entry(section, path)
         meaning = meaning.replace("|", "\\|")
@@ -951,7 +1017,8 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
             target = links[path]
             given = GLOSSARY.get(path, (None, "", ""))[0] or ""
             nullable = " \\| null" if "null" in given or path in NULLABLE_LINKS else ""
-            lines.append(f"| `{path}` | [{target}](#{target}){nullable} | | {meaning} |")
+            many = "list of " if isinstance(values[0], list) else ""
+            lines.append(f"| `{path}` | {many}[{target}](#{target}){nullable} | | {meaning} |")
             skip.append(path)
             continue
         typ = (TYPES.get((section, path)) or _type(path, values)).replace("|", "\\|")

@@ -115,6 +115,11 @@ class MachineEntry(_Entry):
     card its own interface, on a host (kind cpu) the slot it offers; the link runs at the lower
     of the two (`tokenwalk.system`). `unified_memory` marks a GPU of kind gpu whose memory is the
     CPU's too (GB10, Jetson): one pool, no host beside it.
+
+    `power_w` is the power the machine draws at full load, W: a card's total board power, a
+    data-center part's maximum TDP, an APU's or SoC's package power (default TDP), a CPU's TDP;
+    `power_source` says where it comes from (required with it). `tokenwalk.costs.energy` turns it
+    into the energy and price of a request.
     """
 
     slug: str = Field(min_length=1)
@@ -140,9 +145,13 @@ class MachineEntry(_Entry):
     pcie_gen: int | None = Field(default=None, ge=1, le=7)
     pcie_lanes: int | None = Field(default=None, ge=1, le=32)
     unified_memory: bool | None = None  # true: a GPU sharing one memory with its CPU (GB10)
+    power_w: PositiveFloat | None = Field(default=None, le=1e6)
+    power_source: str | None = None
 
     @model_validator(mode="after")
     def _fp16_kind_given(self) -> MachineEntry:
+        if self.power_w is not None and not (self.power_source or "").strip():
+            raise ValueError("power_source is required with power_w (where the watts come from)")
         if self.fp16_tflops is not None and self.fp16_kind is None:
             raise ValueError("fp16_kind (matrix or vector) is required with fp16_tflops")
         if self.gpu_limit_gb is not None and self.memory_gb is not None:

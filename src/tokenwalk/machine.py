@@ -118,6 +118,8 @@ class Machine(BaseModel):
     pcie_gen: int | None = None  # a card's interface, or a host's slot for the card
     pcie_lanes: int | None = None
     unified_memory: bool = False  # one memory for GPU and CPU although of kind gpu
+    power_w: float | None = None  # board, package or CPU power at full load, W (costs.energy)
+    power_source: str | None = None
     fit: Efficiency
 
     @property
@@ -430,6 +432,8 @@ def resolve_machine(
             pcie_gen=entry.pcie_gen,
             pcie_lanes=entry.pcie_lanes,
             unified_memory=bool(entry.unified_memory),
+            power_w=entry.power_w,
+            power_source=entry.power_source,
             fit=fit,
         )
         _check_numbers(machine.bandwidth_gbs, machine.tflops, None)

@@ -14,7 +14,8 @@ of that generation after line encoding (`PCIE_LANE_GBS`), one direction; `--link
 
 What the user asks of the engine (`-ngl`, `--cpu-moe`, `--n-cpu-moe`, `--split-mode`,
 `--no-op-offload`) is an `Offload`; `tokenwalk.costs.offload` places the tensors from it.
-A comma between machines is kept for comparing machines side by side, not joining them.
+A comma between machines compares them side by side (a sweep, `tokenwalk.cli.sweep`); it never
+joins them.
 """
 
 from __future__ import annotations
@@ -216,9 +217,9 @@ def _names(machine: str) -> list[str]:
     """'rtx-3090+rtx-3060' -> two names; '2xrtx-3090' -> the name twice."""
     if "," in machine:
         raise InputError(
-            f"'{machine}': a comma is kept for comparing machines side by side, which is not "
-            "supported yet; join the cards of one box with '+' (rtx-3090+rtx-3060) or "
-            "'2x' (2xrtx-3090)"
+            f"'{machine}': a comma lists machines to compare, each run on its own (--machine "
+            "a,b on the command line); join the cards of one box with '+' (rtx-3090+rtx-3060) "
+            "or '2x' (2xrtx-3090)"
         )
     names: list[str] = []
     for part in machine.split("+"):

@@ -74,7 +74,7 @@ def test_cards_join_with_plus_and_count(capsys):
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (("-m", "rtx-3090,rtx-4090"), "comma"),
+        (("-m", "rtx-3090,,rtx-4090"), "empty item"),  # a comma lists machines (a sweep)
         (("-m", "m3-max", "--cpu-moe"), "one pool"),
         (("-m", "rtx-5080", "--host", "rtx-4090"), "not a CPU"),
         (("-m", "rtx-5080", "--gpu-layers", "lots"), "--gpu-layers"),

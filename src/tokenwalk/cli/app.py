@@ -264,7 +264,15 @@ def stdout_console():  # noqa: ANN201
 
 
 def warn(message: str) -> None:
-    """One line on stderr that does not stop the command; control characters made visible."""
+    """One line on stderr that does not stop the command; control characters made visible.
+    The runs of a sweep say each warning once."""
+    from tokenwalk.cli.output import current
+
+    collected = current().collected
+    if collected is not None:
+        if message in collected.warned:
+            return
+        collected.warned.add(message)
     sys.stderr.write(f"tokenwalk: warning: {_line(message)}\n")
 
 
@@ -302,8 +310,12 @@ def emit_csv(obj: Any) -> None:
     import csv
 
     from tokenwalk.render.rows import csv_rows
+    from tokenwalk.render.safe import visible
 
-    rows = csv_rows(obj)
+    rows = [
+        {visible(k, None): visible(v, None) if isinstance(v, str) else v for k, v in r.items()}
+        for r in csv_rows(obj)
+    ]
     columns = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
     try:
@@ -320,6 +332,9 @@ def respond(report: Any, json: bool) -> None:
     from tokenwalk.cli.output import current
 
     out = current()
+    if out.collected is not None:  # a run of a sweep: the sweep prints all runs together
+        out.collected.answers.append(report)
+        return
     if json or out.for_scripts:
         emit_json(report)
         return

@@ -26,6 +26,8 @@ __all__ = [
     "MachinesFileOpt",
     "system_options",
     "SYSTEM_PANEL",
+    "SYSTEM_LISTS",
+    "SYSTEM_SINGLE",
 ]
 
 SYSTEM_PANEL = "System: cards, host, placement"
@@ -254,6 +256,10 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
         False,
     ),
 }
+
+# system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
+SYSTEM_LISTS = ("machine", "n_cpu_moe")
+SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

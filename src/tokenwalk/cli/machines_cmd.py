@@ -29,6 +29,7 @@ class MachineRow(BaseModel):
     cpu_tflops: float | None  # CPU cores, FP32 SIMD
     tflops: float | None  # the rate the default backend computes at
     load_gbs: float | None
+    power_w: float | None  # board, package or CPU power at full load (costs.energy)
     lacks: list[str]  # memory, bandwidth, compute: what the entry does not give
     eff_bw: float
     eff_compute: float
@@ -76,6 +77,7 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
                 cpu_tflops=e.cpu_tflops,
                 tflops=e.tflops_for(e.backend),
                 load_gbs=e.load_gbs,
+                power_w=e.power_w,
                 lacks=e.lacks(),
                 eff_bw=fit.eff_bw,
                 eff_compute=fit.eff_compute,
@@ -142,6 +144,7 @@ def machines(
     from rich import box
     from rich.table import Table
 
+    from tokenwalk.render.layout import drop_columns, left_out_note, table_width
     from tokenwalk.render.safe import safe_text
 
     rows = machine_rows(query, machines_file)
@@ -150,18 +153,18 @@ def machines(
         return
     console = stdout_console()
     slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
-    widths = {"name": 12, "kind/backend": 14, "mem GB": 6, "GB/s": 5, "TFLOPS": 7, "fit": 14}
     # a narrow terminal leaves columns out, least needed first, and says so under the table
-    dropped: list[str] = []
-
-    def needed() -> int:  # every column, and 2 columns of padding around each
-        return slug_w + sum(widths.values()) + 2 * (len(widths) + 1)
-
-    for col in ("fit", "name", "kind/backend"):
-        if needed() <= console.width:
-            break
-        del widths[col]
-        dropped.append(col)
+    all_widths = {
+        "slug": slug_w,
+        "name": 12,
+        "kind/backend": 14,
+        "mem GB": 6,
+        "GB/s": 5,
+        "TFLOPS": 7,
+        "fit": 14,
+    }
+    kept, dropped = drop_columns(all_widths, console.width, ("fit", "name", "kind/backend"))
+    widths = {c: w for c, w in kept.items() if c != "slug"}
     t = Table(
         title=f"{len(rows)} machines",
         title_justify="left",
@@ -171,7 +174,7 @@ def machines(
     )
     t.add_column("slug", no_wrap=True, min_width=slug_w)
     if "name" in widths:  # the name gets what the terminal has left
-        name_w = 12 + console.width - needed()
+        name_w = 12 + console.width - table_width(list(kept.values()))
         t.add_column("name", overflow="ellipsis", no_wrap=True, max_width=name_w)
     for col, width in widths.items():
         if col == "name":
@@ -211,10 +214,7 @@ def machines(
         f"{lacks + ' ' if lacks else ''}Sources: --json.[/dim]"
     )
     if dropped:
-        console.print(
-            f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
-            "(a wider terminal or --json shows them).[/dim]"
-        )
+        console.print(left_out_note(dropped, console.width))
 
 
 @app.command()

@@ -217,6 +217,7 @@ def models(
     from rich.table import Table
 
     from tokenwalk.render.fmt import count, human_bytes, params
+    from tokenwalk.render.layout import drop_columns, left_out_note, table_width
 
     preset = _preset(quant)
     if fits is not None:
@@ -250,7 +251,10 @@ def models(
     )
     slug_w = max((len(r.slug) for r in rows), default=4)  # what users type: never cut
     t.add_column("slug", no_wrap=True, min_width=slug_w)
-    widths = {
+    console = stdout_console()
+    # a narrow terminal leaves columns out, least needed first, and says so under the table
+    all_widths = {
+        "slug": slug_w,
         "arch": 8,
         "params": 7,
         "active": 7,
@@ -258,21 +262,11 @@ def models(
         "max ctx": 9,
         preset: 8,
     }
-    console = stdout_console()
-
-    def needed() -> int:  # every column, and 2 columns of padding between columns
-        return slug_w + sum(widths.values()) + 2 * len(widths) + 1
-
-    # a narrow terminal leaves columns out, least needed first, and says so under the table
-    dropped: list[str] = []
-    for col in ("arch", "layers", "active"):
-        if needed() <= console.width:
-            break
-        del widths[col]
-        dropped.append(col)
+    kept, dropped = drop_columns(all_widths, console.width, ("arch", "layers", "active"))
+    widths = {c: w for c, w in kept.items() if c != "slug"}
     for col, width in widths.items():
         if col == "arch":  # the architecture gets what the terminal has left
-            w = 8 + console.width - needed()
+            w = 8 + console.width - table_width(list(kept.values()))
             t.add_column(col, overflow="ellipsis", no_wrap=True, max_width=w)
         else:
             t.add_column(col, justify="right", no_wrap=True, min_width=width)
@@ -293,7 +287,4 @@ def models(
         t.add_row(r.slug, *(cells[c] for c in widths))
     console.print(t)
     if dropped:
-        console.print(
-            f"[dim]Left out at {console.width} columns: {', '.join(dropped)} "
-            "(a wider terminal or --json shows them).[/dim]"
-        )
+        console.print(left_out_note(dropped, console.width))

@@ -18,9 +18,18 @@ import typer
 
 from tokenwalk.errors import InputError
 
-__all__ = ["Output", "current", "output_options", "OUTPUT_PANEL", "using"]
+__all__ = ["Output", "Collected", "current", "output_options", "answering", "OUTPUT_PANEL", "using"]
 
 OUTPUT_PANEL = "Output"
+
+
+@dataclass
+class Collected:
+    """What the runs of a sweep (`tokenwalk.cli.sweep`) answer: kept, not printed, and each
+    warning said once however many runs give it."""
+
+    answers: list[Any] = field(default_factory=list)
+    warned: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -35,6 +44,7 @@ class Output:
     svg: Path | None = None
     html: Path | None = None
     consoles: list[Any] = field(default_factory=list)
+    collected: Collected | None = None  # set while the runs of a sweep answer
 
     @property
     def for_scripts(self) -> bool:
@@ -131,6 +141,24 @@ def _save(out: Output) -> None:
         export_html(out.consoles, out.html)
 
 
+@contextmanager
+def answering(kwargs: dict[str, Any]) -> Iterator[Output]:
+    """Take the output options out of a command's `kwargs` (its `json` becomes "for scripts")
+    and keep them as the current `Output` while the command answers; save what the terminal
+    showed (--svg, --html) when it has answered. A sweep's runs keep collecting."""
+    out = Output(
+        json=bool(kwargs.get("json")),
+        collected=current().collected,
+        **{name: kwargs.pop(name) for name in _OUTPUT_OPTIONS},
+    )
+    _check(out)
+    if "json" in kwargs:
+        kwargs["json"] = out.for_scripts
+    with using(out):
+        yield out
+        _save(out)
+
+
 def output_options(fn: F) -> F:
     """Give command `fn` (which takes `json: bool`) the output options beside it, kept as the
     current `Output` while it runs; with --csv the command runs quiet, as for --json."""
@@ -143,16 +171,8 @@ def output_options(fn: F) -> F:
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> Any:
-        out = Output(
-            json=bool(kwargs.get("json")), **{name: kwargs.pop(name) for name in _OUTPUT_OPTIONS}
-        )
-        _check(out)
-        if "json" in kwargs:
-            kwargs["json"] = out.for_scripts
-        with using(out):
-            rv = fn(**kwargs)
-            _save(out)
-        return rv
+        with answering(kwargs):
+            return fn(**kwargs)
 
     command.__signature__ = sig.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}

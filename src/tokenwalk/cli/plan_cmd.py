@@ -24,14 +24,17 @@ from tokenwalk.cli.app import (
     warn,
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.cost_opts import CostSpec, cost_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
+    from tokenwalk.costs.energy import Power, Price
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
 
@@ -105,6 +108,7 @@ def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any)
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "ubatch", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @output_options
 def budget(
@@ -199,7 +203,12 @@ def budget(
 
 
 @app.command()
+@sweep(
+    ["prompt", "output", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS],
+    single=SYSTEM_SINGLE,
+)
 @system_options
+@cost_options
 @output_options
 def trace(
     model: ModelArg,
@@ -239,6 +248,7 @@ def trace(
     no_cache: NoCacheOpt = False,
     *,
     system: SystemSpec,
+    cost: CostSpec,
 ) -> None:
     """The whole request as a timeline: load (--cold), tokenize, prefill chunk by chunk, KV
     stored, the first token, the decode steps with the context growing, the end. A --chat
@@ -276,6 +286,8 @@ def trace(
             _trace_session(
                 mdl,
                 m,
+                cost.power(sysm),
+                cost.price,
                 counted,
                 output,
                 cold,
@@ -335,6 +347,10 @@ def trace(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
+    from tokenwalk.costs.energy import trace_energy
+
+    power = cost.power(sysm, host_computes=not sysm.unified and not setup.one_card)
+    report = report.model_copy(update={"energy": trace_energy(report, power, cost.price)})
     if sysm.unified:
         fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     else:
@@ -346,6 +362,8 @@ def trace(
 def _trace_session(
     mdl: Model,
     m: Machine,
+    power: Power,
+    price: Price,
     counted: Any,
     output: int,
     cold: bool,
@@ -356,7 +374,9 @@ def _trace_session(
     system_gb: float | None,
     json: bool,
 ) -> None:
-    """`trace --chat` with several calls: one line per call and the session's totals."""
+    """`trace --chat` with several calls: one line per call and the session's totals, and
+    the energy of the calls at `power`."""
+    from tokenwalk.costs.energy import session_energy
     from tokenwalk.costs.trace import session_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
@@ -375,13 +395,19 @@ def _trace_session(
         kv_type=kv_type,
         tokenize_s=[per_call] * len(calls),
     )
+    report = report.model_copy(update={"energy": session_energy(report, power, price)})
     tokens = max(p + o for p, _, o in calls)
     fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 
 @app.command()
+@sweep(
+    ["gamma", "alpha", "ctx", "kv_type", "quant", "draft_quant", *SYSTEM_LISTS],
+    single=[*SYSTEM_SINGLE, "draft"],
+)
 @system_options
+@cost_options
 @output_options
 def spec(
     target: ModelArg,
@@ -425,6 +451,7 @@ def spec(
     no_cache: NoCacheOpt = False,
     *,
     system: SystemSpec,
+    cost: CostSpec,
 ) -> None:
     """When speculative decoding pays: tokens per round, round time, speedup, break-even
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
@@ -514,6 +541,10 @@ def spec(
         )
         fit = split_memory_fit(setups[id(tgt)], kv_type=kv_type.lower())
         update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
+    from tokenwalk.costs.energy import spec_energy
+
+    power = cost.power(sysm, host_computes=not sysm.unified and not setups[id(tgt)].one_card)
+    update["energy"] = spec_energy(report, power, cost.price)
     report = report.model_copy(update=update)
     for w in report.warnings:
         warn(w)

@@ -20,9 +20,11 @@ from tokenwalk.cli.app import (
     warn,
 )
 from tokenwalk.cli.output import output_options
+from tokenwalk.cli.sweep import sweep
 
 
 @app.command()
+@sweep(["quant"])
 @output_options
 def size(
     model: ModelArg, quant: QuantOpt = None, json: JsonOpt = False, no_cache: NoCacheOpt = False
@@ -39,6 +41,7 @@ def size(
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "ubatch", "quant"])
 @output_options
 def kv(
     model: ModelArg,

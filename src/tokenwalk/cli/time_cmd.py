@@ -20,15 +20,19 @@ from tokenwalk.cli.app import (
     tokens_option,
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
-from tokenwalk.cli.machine_opts import system_options
+from tokenwalk.cli.cost_opts import CostSpec, cost_options
+from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
+from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
 
 @app.command()
+@sweep(["ctx", "kv_type", "parallel", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
+@cost_options
 @output_options
 def decode(
     model: ModelArg,
@@ -45,10 +49,12 @@ def decode(
     no_cache: NoCacheOpt = False,
     *,
     system: SystemSpec,
+    cost: CostSpec,
 ) -> None:
     """How fast a model writes: the bandwidth ceiling, the estimate, what a step reads, and
     how it compares with reading speed; on a card and its host, each device's part. Warns when
     the model and its KV do not fit."""
+    from tokenwalk.costs.energy import decode_energy
     from tokenwalk.costs.timing import decode_report
     from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 
@@ -62,6 +68,8 @@ def decode(
         # each stream reads its own share of the context; the answer reports the total asked
         report = decode_report(mdl, m, ctx=per_stream, kv_type=kv_type, parallel=parallel)
         report = report.model_copy(update={"ctx": ctx})
+        energy = decode_energy(report, cost.power(sysm), cost.price)
+        report = report.model_copy(update={"energy": energy})
         fit = fit_on(
             [mdl], m, system.system_gb, ctx=ctx, kv_type=kv_type.lower(), parallel=parallel
         )
@@ -73,13 +81,16 @@ def decode(
         mdl, sysm, offload, ctx=reserve(ctx, offload), kv_type=kv_type.lower(), parallel=parallel
     )
     report = split_decode_report(setup, ctx=per_stream, kv_type=kv_type, parallel=parallel)
-    report = report.model_copy(update={"ctx": ctx})
+    energy = decode_energy(report, cost.power(sysm, host_computes=not setup.one_card), cost.price)
+    report = report.model_copy(update={"ctx": ctx, "energy": energy})
     fit = split_memory_fit(setup, kv_type=kv_type.lower(), parallel=parallel)
     answer(report, fit, warnings, json)
 
 
 @app.command()
+@sweep(["prompt", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
+@cost_options
 @output_options
 def prefill(
     model: ModelArg,
@@ -94,11 +105,13 @@ def prefill(
     no_cache: NoCacheOpt = False,
     *,
     system: SystemSpec,
+    cost: CostSpec,
 ) -> None:
     """How long the silence before the first token lasts: the prompt in chunks, each compute-
     or memory-bound, the attention share, and what a prefix cache saves; on a card and its
     host, RAM-resident weights copied over the link (op offload). Warns when the model and the
     prompt's KV do not fit."""
+    from tokenwalk.costs.energy import prefill_energy
     from tokenwalk.costs.timing import prefill_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
@@ -121,6 +134,8 @@ def prefill(
         report = prefill_report(
             mdl, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
         )
+        energy = prefill_energy(report, cost.power(sysm), cost.price)
+        report = report.model_copy(update={"energy": energy})
         fit = fit_on([mdl], m, system.system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)
         answer(report, fit, warnings, json)
         return
@@ -132,5 +147,7 @@ def prefill(
     report = split_prefill_report(
         setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
+    power = cost.power(sysm, host_computes=not setup.one_card)
+    report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
     fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, warnings, json)

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.budget import BudgetReport, MemoryFit
+from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.weights import experts_woken
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
@@ -194,6 +195,7 @@ class SpecReport(BaseModel):
     budget: BudgetReport | None = None
     fits: bool | None = None  # both in memory at ctx; None when the machine has no memory size
     memory: MemoryFit | None = None
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def spec_report(

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
     active_params,
@@ -493,6 +494,7 @@ class DecodeReport(_OnMachine):
     reading_tok_s: tuple[float, float]
     vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -600,6 +602,7 @@ class PrefillReport(_OnMachine):
     n_chunks: int
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def prefill_report(

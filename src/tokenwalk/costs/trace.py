@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import kv_stored_bytes, state_bytes
 from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
@@ -85,6 +86,7 @@ class TraceReport(BaseModel):
     load_gbs: float  # the rate of the cold load (--cold), decimal GB/s
     load_from: str  # where that rate comes from
     load_assumed: bool  # no source for it: an assumed NVMe SSD
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def load_rate(machine: Machine) -> tuple[float, str, bool]:
@@ -310,6 +312,7 @@ class SessionReport(BaseModel):
     wall_s: float  # first start to last end, idle gaps included
     load_gbs: float
     load_from: str
+    energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
 
 def session_report(

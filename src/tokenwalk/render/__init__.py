@@ -21,6 +21,7 @@ _VIEWS = {
     "SpecReport": ("tokenwalk.render.plan", "render_spec"),
     "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
     "SessionReport": ("tokenwalk.render.prompt", "render_session"),
+    "SweepReport": ("tokenwalk.render.sweep", "render_sweep"),
     "CompareReport": ("tokenwalk.render.compare", "render_compare"),
     "ModelsFitReport": ("tokenwalk.render.compare", "render_models_fit"),
 }
@@ -41,7 +42,8 @@ def _extra(kind: str, report: Any) -> Any:
 
 def render(report: Any, console: Console, *, explain: bool = False, chart: bool = False) -> None:
     """Print the Rich view of a result object; a timing answer whose model does not fit the
-    machine's memory (`costs.budget.FitChecked`) ends with that warning, in red. `explain` adds
+    machine's memory (`costs.budget.FitChecked`) ends with that warning, in red; one with an
+    `energy` (`costs.energy.EnergyCost`) shows its energy and price lines first. `explain` adds
     the arithmetic behind the answer (`render.explain`), `chart` its chart (`render.charts`)."""
     from tokenwalk.errors import InputError
 
@@ -52,6 +54,11 @@ def render(report: Any, console: Console, *, explain: bool = False, chart: bool 
             raise InputError(f"--{k} has nothing to add to this answer")
     module, name = _VIEWS[type(report).__name__]
     getattr(import_module(module), name)(report, console)
+    energy = getattr(report, "energy", None)
+    if energy is not None:
+        from tokenwalk.render.energy import energy_view
+
+        console.print(energy_view(energy, type(report).__name__))
     memory = getattr(report, "memory", None)
     if memory is not None and not memory.fits:
         from tokenwalk.render.safe import safe_text

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console, Group
-from rich.table import Table
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.render.layout import FitTable, drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_defaults", "render_machine_fit"]
@@ -22,31 +22,39 @@ def _err(s: ErrorStats) -> str:
 _COLUMNS = ("eff_bw", "eff_compute", "overhead us/layer", "rows_half", "rows")
 
 
-def _params(t: Table, name: str, p: dict) -> None:
+def _params(name: str, p: dict) -> dict[str, str]:
     rows = p.get("n_rows")
-    t.add_row(
-        name,
-        f"{p['eff_bw']:.0%}",
-        f"{p['eff_compute']:.0%}",
-        f"{p['overhead_per_layer_s'] * 1e6:,.0f}",
-        f"{p['rows_half']:,.0f}",
-        "" if rows is None else str(int(rows)),
-    )
+    return {
+        "fit": name,
+        "eff_bw": f"{p['eff_bw']:.0%}",
+        "eff_compute": f"{p['eff_compute']:.0%}",
+        "overhead us/layer": f"{p['overhead_per_layer_s'] * 1e6:,.0f}",
+        "rows_half": f"{p['rows_half']:,.0f}",
+        "rows": "" if rows is None else str(int(rows)),
+    }
 
 
 def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
-    t = Table(
+    t = FitTable(
         title=f"Timing model fitted on {fit.rows_used} published runs "
         f"({fit.rows_excluded} left out)",
         title_justify="left",
     )
-    t.add_column("fit")
-    for col in _COLUMNS:
-        t.add_column(col, justify="right")
-    _params(t, "global", fit.global_fit)
-    for g, p in fit.group_fits.items():
-        _params(t, f"{g}", p)
-    e = Table(title="Error: median / 90th percentile", title_justify="left")
+    rows = [_params("global", fit.global_fit)]
+    rows += [_params(g, p) for g, p in fit.group_fits.items()]
+    # kind/backend and parameter names, as the machine file spells them, are never cut: a
+    # narrow terminal leaves the run counts out, and says so
+    widths = {
+        c: max(len(c) if c != _COLUMNS[2] else 8, *(len(r[c]) for r in rows)) for c in rows[0]
+    }
+    kept, dropped = drop_columns(widths, console.width, ("rows",), edge=-2)
+    if dropped:
+        t.compact()
+    for col in kept:
+        t.add_column(col, justify="left" if col == "fit" else "right", no_wrap=col != _COLUMNS[2])
+    for r in rows:
+        t.add_row(*(r[c] for c in kept))
+    e = FitTable(title="Error: median / 90th percentile", title_justify="left")
     for col in ("", "decode", "prefill"):
         e.add_column(col, justify="left" if not col else "right")
     names = {
@@ -59,6 +67,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
     console.print(
         Group(
             t,
+            *([left_out_note(dropped, console.width)] if dropped else []),
             "[dim]Each kind/backend row composes the global fit with the factors of its "
             "vendor, backend, kind and kind/backend groups.[/dim]",
             "",
@@ -72,7 +81,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
     title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
-    t = Table(title=title, title_justify="left")
+    t = FitTable(title=title, title_justify="left")
     for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
     for r in fit.predictions:
@@ -82,9 +91,10 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['before_tok_s']:,.1f}",
             f"{r['after_tok_s']:,.1f}",
         )
-    p = Table(show_header=True, box=None)
+    p = FitTable(show_header=True, box=None)
     for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "rows_half", "median error"):
-        p.add_column(col, justify="left" if not col else "right")
+        # parameter names (as in the machine file) are never broken; the rest wrap at spaces
+        p.add_column(col, justify="left" if not col else "right", no_wrap="_" in col)
     for name, d, err in (
         ("before", fit.before, fit.error_before),
         ("after", fit.after, fit.error_after),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
+from rich.text import Text
 
 from tokenwalk.costs.kv import KvReport
 from tokenwalk.render.fmt import count, human_bytes
+from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup
 
 
@@ -14,36 +15,63 @@ def render_kv(r: KvReport, console: Console) -> None:
     title = f"{safe_markup(r.model)}  ·  KV cache {r.kv_type}  ·  {count(r.ctx)} tokens"
     if r.parallel > 1:
         title += f" x {r.parallel} streams"
-    kinds = Table(title=title, title_justify="left")
-    for col in ("layer kind", "layers", "per token", "cells held", "at this context"):
-        kinds.add_column(col, justify="left" if col == "layer kind" else "right")
+    # (kind, layers, per token, cells held, at this context, what the kind's numbers mean)
+    rows: list[tuple[str, str, str, str, str, str]] = []
     for k in r.kinds:
         if k.attention == "recurrent":
-            kinds.add_row(
-                "recurrent (fixed state, f32)",
-                str(k.n_layers),
-                "-",
-                "-",
-                human_bytes(k.cache_bytes),
+            rows.append(
+                (
+                    "recurrent",
+                    str(k.n_layers),
+                    "-",
+                    "-",
+                    human_bytes(k.cache_bytes),
+                    "fixed state, f32",
+                )
             )
             continue
-        cells = count(k.cells)
+        why = ""
         if k.attention == "sliding":
-            cells += (
-                f" (window {count(k.window)}; {count(k.window_cells_naive)} if only the window)"
+            why = f"window {count(k.window)}; {count(k.window_cells_naive)} if only the window"
+        rows.append(
+            (
+                k.attention,
+                str(k.n_layers),
+                human_bytes(k.kv_bytes_per_token),
+                count(k.cells),
+                human_bytes(k.cache_bytes),
+                why,
             )
-        kinds.add_row(
-            k.attention,
-            str(k.n_layers),
-            human_bytes(k.kv_bytes_per_token),
-            cells,
-            human_bytes(k.cache_bytes),
         )
+    heads = ("layer kind", "layers", "per token", "cells held", "at this context")
 
-    summary = Table(show_header=False, box=None)
-    summary.add_column(style="bold")
-    summary.add_column(justify="right")
-    summary.add_column(style="dim")
+    # the explanations beside their cells where the bordered table fits, else marked, under it
+    def with_why(row: tuple[str, ...]) -> list[str]:
+        kind, *cells, why = row
+        if why and kind == "recurrent":
+            kind = f"{kind} ({why})"
+        elif why:
+            cells[2] += f" ({why})"
+        return [kind, *cells]
+
+    widths = [max(len(h), *(len(with_why(x)[i]) for x in rows)) for i, h in enumerate(heads)]
+    beside = sum(widths) + 3 * len(widths) + 1 <= console.width
+    kinds = FitTable(title=title, title_justify="left")
+    for col in heads:
+        kinds.add_column(col, justify="left" if col == "layer kind" else "right", no_wrap=True)
+    notes: list[tuple[int, str]] = []
+    for row in rows:
+        kind, *cells, why = row
+        if beside:
+            kinds.add_row(*with_why(row))
+            continue
+        if why:
+            notes.append((len(notes) + 1, f"{kind}: {why}"))
+            kind += marker(len(notes))
+        kinds.add_row(kind, *cells)
+    under = [Text(line, style="dim") for line in note_lines(notes, console.width - 1)]
+
+    summary = Facts()
     summary.add_row(
         "KV per token",
         f"{count(r.kv_bytes_per_token)} B",
@@ -71,7 +99,7 @@ def render_kv(r: KvReport, console: Console) -> None:
             f"{ratio:.1f}x more",
         )
 
-    sweep = Table(title="Sweep", title_justify="left")
+    sweep = FitTable(title="Sweep", title_justify="left")
     for col in ("context", "KV cache", "state", "total"):
         sweep.add_column(col, justify="right")
     for row in r.sweep:
@@ -82,4 +110,4 @@ def render_kv(r: KvReport, console: Console) -> None:
             human_bytes(row.state_bytes),
             human_bytes(row.cache_bytes),
         )
-    console.print(Group(kinds, "", summary, "", sweep))
+    console.print(Group(kinds, *under, "", summary, "", sweep))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
@@ -11,6 +15,14 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.render.fmt import count, human_bytes, seconds
+from tokenwalk.render.layout import (
+    Facts,
+    FitTable,
+    drop_columns,
+    left_out_note,
+    marker,
+    note_lines,
+)
 from tokenwalk.render.safe import safe_markup, safe_text
 
 _VERDICT_STYLE = {
@@ -29,7 +41,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     if r.devices:
         _render_devices(r, console)
         return
-    t = Table(
+    t = FitTable(
         title=f"Memory on {safe_markup(r.machine)}: {_capacity(r.capacity_bytes)}",
         title_justify="left",
     )
@@ -81,13 +93,12 @@ def render_budget(r: BudgetReport, console: Console) -> None:
 
 def _render_devices(r: BudgetReport, console: Console) -> None:
     """A system of cards and a host: one row per device, the split as `ollama ps` says it."""
-    t = Table(
+    t = FitTable(
         title=f"Memory on {safe_markup(r.machine)} and its host, at {count(r.ctx)} tokens "
         f"({r.kv_type})",
         title_justify="left",
     )
-    for col in ("device", "holds", "weights", "KV", "buffers", "free", "of"):
-        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
+    rows: list[dict[str, Text]] = []
     for d in r.devices:
         if d.role == "host":
             holds = f"{d.layers} layers" if d.layers else "embedding"
@@ -97,15 +108,27 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
             holds = f"{d.layers} layers" + (" + head" if d.output else "")
         free = human_bytes(d.free_bytes) if d.fits else f"[red]-{human_bytes(-d.free_bytes)}[/red]"
         style = "red" if not d.fits else ("cyan" if d.role == "gpu" else "magenta")
-        t.add_row(
-            Text(d.device, style=style),
-            holds,
-            human_bytes(d.weights_bytes),
-            human_bytes(d.kv_bytes),
-            human_bytes(d.buffers_bytes),
-            free,
-            human_bytes(d.capacity_bytes),
+        rows.append(
+            {
+                "device": safe_text(d.device, style=style, limit=None),
+                "holds": Text(holds),
+                "weights": Text(human_bytes(d.weights_bytes)),
+                "KV": Text(human_bytes(d.kv_bytes)),
+                "buffers": Text(human_bytes(d.buffers_bytes)),
+                "free": Text.from_markup(free),
+                "of": Text(human_bytes(d.capacity_bytes)),
+            }
         )
+    # a device's slug is typed (--machine, --host): never cut; a narrow terminal leaves
+    # whole columns out, and says so
+    widths = {col: max(len(col), *(x[col].cell_len for x in rows)) for col in rows[0]}
+    kept, dropped = drop_columns(widths, console.width, ("buffers", "of", "holds"), edge=-2)
+    if dropped:
+        t.compact()
+    for col in kept:
+        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
+    for x in rows:
+        t.add_row(*(x[col] for col in kept))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
     summary.add_column()
@@ -124,7 +147,8 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
         summary.add_row(safe_text(k), safe_text(v, limit=None))
     for hint in r.hints:
         summary.add_row("try" if "fits" in hint else "short", safe_text(hint, limit=None))
-    console.print(Group(t, "", summary))
+    left_out = [left_out_note(dropped, console.width)] if dropped else []
+    console.print(Group(t, *left_out, "", summary))
     console.print(
         "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
     )
@@ -138,41 +162,140 @@ def _capacity(n: float) -> str:
     return human_bytes(n)
 
 
+_CHUNK_NAME = re.compile(r"prefill chunk (\d+)/(\d+)")
+_CHUNK_DETAIL = re.compile(r"([\d,]+) tokens at ([\d,]+), (.+)")
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A row of the trace's table: one phase, or a run of equal prefill chunks collapsed."""
+
+    name: str
+    start_s: float
+    duration_s: float
+    detail: str
+    prefill: bool
+
+
+def _trace_rows(r: TraceReport) -> list[_Row]:
+    """The trace's phases, with each run of at least 3 prefill chunks of the same size and
+    bound shown as one row: "prefill chunks 1-12/13", its time the run's sum (--json and
+    `tokenwalk prefill` keep every chunk)."""
+    rows: list[_Row] = []
+    run: list[tuple[int, int, int, str, float, float]] = []  # index, of, tokens, bound, start, s
+    ctxs: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            first, last = run[0], run[-1]
+            lo, hi = min(x[5] for x in run), max(x[5] for x in run)
+            took = _span(seconds(lo), seconds(hi))
+            rows.append(
+                _Row(
+                    f"prefill chunks {first[0]}-{last[0]}/{first[1]}",
+                    first[4],
+                    sum(x[5] for x in run),
+                    f"{first[2]:,} tokens each at {ctxs[0]} to {ctxs[-1]}, {first[3]}; {took} each",
+                    True,
+                )
+            )
+        else:
+            for x, ctx in zip(run, ctxs, strict=True):
+                name = f"prefill chunk {x[0]}/{x[1]}"
+                rows.append(_Row(name, x[4], x[5], f"{x[2]:,} tokens at {ctx}, {x[3]}", True))
+        run.clear()
+        ctxs.clear()
+
+    for p in r.phases:
+        name, detail = _CHUNK_NAME.fullmatch(p.name), _CHUNK_DETAIL.fullmatch(p.detail)
+        if name and detail:
+            index, of = int(name[1]), int(name[2])
+            tokens, bound = int(detail[1].replace(",", "")), detail[3]
+            if run and (run[-1][2], run[-1][3]) != (tokens, bound):
+                flush()
+            run.append((index, of, tokens, bound, p.start_s, p.duration_s))
+            ctxs.append(detail[2])
+            continue
+        flush()
+        rows.append(_Row(p.name, p.start_s, p.duration_s, p.detail, p.name.startswith("prefill")))
+    flush()
+    return rows
+
+
+def _timeline(row: _Row, total: float, width: int) -> Text:
+    """The row's span on a line of `width` characters that stands for the whole request."""
+    lead = min(round(row.start_s / total * width), width)
+    bar = _bar(row.duration_s / total, width)
+    if not bar and row.duration_s > 0:
+        bar = "▏"
+    if not bar:
+        bar = "│"  # an instant
+    lead = min(lead, width - len(bar))  # the last phases end on the line, never past it
+    style = "cyan" if row.prefill else "green" if row.name == "decode" else "yellow"
+    return Text(" " * lead) + Text(bar, style=style)
+
+
+def _span(lo: str, hi: str) -> str:
+    """'5.1 s', '5.3 s' -> '5.1 to 5.3 s'; '900 ms', '1.2 s' -> '900 ms to 1.2 s'."""
+    if lo == hi:
+        return lo
+    (a, ua), (b, ub) = lo.rsplit(" ", 1), hi.rsplit(" ", 1)
+    return f"{a} to {b} {ua}" if ua == ub else f"{lo} to {hi}"
+
+
 def render_trace(r: TraceReport, console: Console) -> None:
+    """The request as a table of phases with a timeline that takes the width the terminal
+    leaves it (8 to 40 characters). A terminal wide enough for the notes beside a timeline
+    of 20 shows them in a column; a narrower one marks them ¹ ² ... and prints them under the
+    table."""
     total = r.total_s or 1.0
-    t = Table(
+    rows = _trace_rows(r)
+    width = console.width
+    names = [row.name for row in rows]
+    starts = [seconds(row.start_s) for row in rows]
+    takes = [seconds(row.duration_s) if row.duration_s else "" for row in rows]
+    longest = max(len(row.detail) for row in rows)
+    fixed = [
+        max(map(len, names)) + 1,  # room for a note's mark (up to 9 notes)
+        max(map(len, ["start", *starts])),
+        max(map(len, ["takes", *takes])),
+    ]
+    # no edges: 3 columns between cells, 1 at each end; the timeline gets what is left
+    room = width - sum(fixed) - 3 * len(fixed) - 1 - 1
+    wide = room - 3 - longest >= 20  # the notes fit beside a timeline of 20 without wrapping
+    notes: list[tuple[int, str]] = []
+    if wide:
+        line_w = min(32, room - 3 - longest)
+    else:
+        line_w = max(8, min(40, room))
+        notes = [(i + 1, row.detail) for i, row in enumerate(rows) if row.detail]
+        marks = {i - 1: marker(i) for i, _ in notes}
+        names = [n + marks.get(i, "") for i, n in enumerate(names)]
+    t = FitTable(
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: "
         f"{count(r.prompt_tokens)} tokens in, {count(r.output_tokens)} out",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
     )
-    t.add_column("phase")
-    t.add_column("start", justify="right")
-    t.add_column("takes", justify="right")
-    t.add_column("timeline", no_wrap=True)
-    t.add_column("", style="dim")
-    width = 32
-    for p in r.phases:
-        lead = round(p.start_s / total * width)
-        bar = _bar(p.duration_s / total, width)
-        if not bar and p.duration_s > 0:
-            bar = "▏"
-        marker = "│" if p.duration_s == 0 else ""
-        style = (
-            "cyan" if p.name.startswith("prefill") else "green" if p.name == "decode" else "yellow"
-        )
-        line = Text(" " * min(lead, width)) + Text(bar or marker, style=style)
-        t.add_row(
-            p.name,
-            seconds(p.start_s),
-            seconds(p.duration_s) if p.duration_s else "",
-            line,
-            p.detail,
-        )
+    t.add_column("phase", no_wrap=True)
+    t.add_column("start", justify="right", no_wrap=True)
+    t.add_column("takes", justify="right", no_wrap=True)
+    t.add_column("timeline", no_wrap=True, width=line_w, overflow="crop")
+    if wide:
+        t.add_column("", style="dim", ratio=1)
+    for row, name, start, took in zip(rows, names, starts, takes, strict=True):
+        cells: list = [name, start, took, _timeline(row, total, line_w)]
+        if wide:
+            cells.append(row.detail)
+        t.add_row(*cells)
+    parts: list = [t]
+    tail = []
+    if any(row.name.startswith("prefill chunks") for row in rows):
+        tail.append("(each chunk: tokenwalk prefill, or --json)")
+    parts += [Text(line, style="dim") for line in note_lines(notes, width - 1, tail)]
 
-    s = Table(show_header=False, box=None)
-    s.add_column(style="bold")
-    s.add_column(justify="right")
-    s.add_column(style="dim")
+    s = Facts()
     if r.cold:
         s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
     s.add_row("prefill", seconds(r.prefill_s), f"{r.n_chunks} chunks of up to {r.ubatch} tokens")
@@ -189,20 +312,15 @@ def render_trace(r: TraceReport, console: Console) -> None:
         human_bytes(r.kv_stored_bytes),
         f"+ {human_bytes(r.state_bytes)} recurrent state" if r.state_bytes else "",
     )
-    console.print(Group(t, "", s))
+    # under footnotes the facts follow at once: the design card's trace fits 80 x 24
+    console.print(Group(*parts, *([] if notes else [""]), s))
 
 
 def render_spec(r: SpecReport, console: Console) -> None:
-    head = Table(
-        show_header=False,
-        box=None,
-        title=f"{safe_markup(r.target)} with "
-        f"{'its MTP block' if r.mtp else safe_markup(r.draft)} on {safe_markup(r.machine)}",
-        title_justify="left",
+    head = Facts(
+        f"{safe_markup(r.target)} with "
+        f"{'its MTP block' if r.mtp else safe_markup(r.draft)} on {safe_markup(r.machine)}"
     )
-    head.add_column(style="bold")
-    head.add_column(justify="right")
-    head.add_column(style="dim")
     head.add_row("acceptance rate", f"{r.alpha:.2f}", f"{r.gamma} draft tokens per round")
     head.add_row("tokens per round", f"{r.tokens_per_round:.2f}", "(1 - a^(g+1)) / (1 - a)")
     head.add_row("draft step", seconds(r.draft_step_s), "")
@@ -245,7 +363,7 @@ def render_spec(r: SpecReport, console: Console) -> None:
         )
 
     gammas = sorted({c.gamma for c in r.table})
-    grid = Table(
+    grid = FitTable(
         title="Speedup by acceptance rate (rows) and draft length (columns); best marked",
         title_justify="left",
     )

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from tokenwalk.probe import ProbeReport
 from tokenwalk.probe.measure import Summary
+from tokenwalk.render.layout import FitTable
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_probe"]
@@ -72,7 +73,7 @@ def _row(t: Table, what: str, unit: str, s: Summary) -> None:
 
 def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> None:
     d = r.detected
-    about = Table(box=None, show_header=False, pad_edge=False)
+    about = FitTable(box=None, show_header=False, pad_edge=False)
     about.add_column(style="bold", no_wrap=True)
     about.add_column()
     about.add_row("OS", safe_text(d.os))
@@ -85,7 +86,7 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
 
     m = r.measured
     if m is not None:
-        t = Table(
+        t = FitTable(
             title=f"Measured in {m.elapsed_s:.1f} s, memory budget "
             f"{m.memory_budget_bytes / GIB:.2f} GiB, {m.n_repeats} repeats",
             title_justify="left",
@@ -112,7 +113,7 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
             )
         parts += [t, *(f"[dim]{safe_markup(x, limit=None)}[/dim]" for x in notes), ""]
 
-    s = Table(title="Sources", title_justify="left", box=box.SIMPLE_HEAD)
+    s = FitTable(title="Sources", title_justify="left", box=box.SIMPLE_HEAD)
     for col in ("source", "status", "detail"):
         s.add_column(col, overflow="fold")
     for note in d.notes:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
 
 from tokenwalk.costs.trace import SessionReport
 from tokenwalk.render.fmt import count, seconds
+from tokenwalk.render.layout import Facts, FitTable, drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
 from tokenwalk.text.prompt import TokenCount
 
@@ -14,15 +14,7 @@ from tokenwalk.text.prompt import TokenCount
 def render_tokens(r: TokenCount, console: Console) -> None:
     where = "stdin" if r.input == "-" else r.input
     what = "estimated" if r.counted_with == "estimate" else "counted"
-    s = Table(
-        show_header=False,
-        box=None,
-        title=f"{safe_markup(r.model)}: {safe_markup(where)}",
-        title_justify="left",
-    )
-    s.add_column(style="bold")
-    s.add_column(justify="right")
-    s.add_column(style="dim")
+    s = Facts(f"{safe_markup(r.model)}: {safe_markup(where)}")
     s.add_row("tokens", count(r.prompt_tokens), what + ("" if r.exact else ", not exact"))
     if r.input_kind == "chat":
         s.add_row(
@@ -35,7 +27,7 @@ def render_tokens(r: TokenCount, console: Console) -> None:
     s.add_row("words", count(r.n_words), f"{r.tokens_per_word:.2f} tokens a word")
     parts: list = [s]
     if len(r.calls) > 1:
-        t = Table(title="calls of the conversation", title_justify="left")
+        t = FitTable(title="calls of the conversation", title_justify="left")
         for col in ("call", "messages", "prompt", "cached", "new", "reply"):
             t.add_column(col, justify="right")
         for c in r.calls:
@@ -54,41 +46,36 @@ def render_tokens(r: TokenCount, console: Console) -> None:
 
 
 def render_session(r: SessionReport, console: Console) -> None:
-    t = Table(
+    t = FitTable(
         title=f"{safe_markup(r.model)} on {safe_markup(r.machine)}: {len(r.calls)} calls",
         title_justify="left",
     )
-    # narrow headings: the table fits 80 columns (the legend is under it)
-    for col in (
-        "call",
-        "at",
-        "load",
-        "prompt",
-        "cached",
-        "new",
-        "TTFT",
-        "reply",
-        "writing",
-        "total",
-    ):
-        t.add_column(col, justify="right")
-    for c in r.calls:
-        t.add_row(
-            str(c.index + 1),
-            seconds(c.start_s),
-            seconds(c.load_s) if c.cold else "",
-            count(c.prompt_tokens),
-            count(c.cached_tokens),
-            count(c.computed_tokens),
-            seconds(c.ttft_s),
-            count(c.output_tokens),
-            seconds(c.decode_s),
-            seconds(c.total_s),
-        )
-    s = Table(show_header=False, box=None)
-    s.add_column(style="bold")
-    s.add_column(justify="right")
-    s.add_column(style="dim")
+    # narrow headings (the legend is under the table); a narrow terminal leaves columns out
+    rows = [
+        {
+            "call": str(c.index + 1),
+            "at": seconds(c.start_s),
+            "load": seconds(c.load_s) if c.cold else "",
+            "prompt": count(c.prompt_tokens),
+            "cached": count(c.cached_tokens),
+            "new": count(c.computed_tokens),
+            "TTFT": seconds(c.ttft_s),
+            "reply": count(c.output_tokens),
+            "writing": seconds(c.decode_s),
+            "total": seconds(c.total_s),
+        }
+        for c in r.calls
+    ]
+    widths = {col: max(len(col), *(len(x[col]) for x in rows)) for col in rows[0]}
+    order = ("at", "cached", "reply", "load") if r.n_cold_loads else ("load", "at", "cached")
+    kept, dropped = drop_columns(widths, console.width, order, edge=-2)
+    if dropped:
+        t.compact()
+    for col in kept:
+        t.add_column(col, justify="right", no_wrap=True)
+    for x in rows:
+        t.add_row(*(x[col] for col in kept))
+    s = Facts()
     s.add_row(
         "prompt tokens sent",
         count(r.prompt_tokens),
@@ -105,4 +92,7 @@ def render_session(r: SessionReport, console: Console) -> None:
     s.add_row("session", seconds(r.wall_s), f"with {seconds(r.gap_s)} between calls; {keep}")
     if r.n_cold_loads:
         s.add_row("cold loads", str(r.n_cold_loads), f"at {r.load_gbs:.3g} GB/s, {r.load_from}")
-    console.print(Group(t, "", s))
+    parts: list = [t]
+    if dropped:
+        parts.append(left_out_note(dropped, console.width))
+    console.print(Group(*parts, "", s))

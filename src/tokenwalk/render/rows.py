@@ -1,19 +1,145 @@
-"""Rows of a result for --csv (and for the rows of a sweep): flat dicts of plain values."""
+"""Rows of a result for --csv (and for the rows of a sweep): flat dicts of plain values.
+
+Numbers stay plain: bytes as integers, seconds and rates as floats, no units, no markup. A
+timing answer is one row with the headline columns its sweep shows (`headline`); a sweep is
+its inputs then those columns; tables (kv's contexts, the catalogues) are their rows."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tokenwalk.costs.sweep import Cell, SweepColumn
 from tokenwalk.errors import InputError
 
-__all__ = ["csv_rows", "compare_rows"]
+__all__ = ["csv_rows", "headline", "compare_rows"]
 
 
-def csv_rows(report: Any) -> list[dict[str, Any]]:
-    """The rows of a result object; refused for results that have no rows yet."""
-    if type(report).__name__ in ("CompareReport", "ModelsFitReport"):
+def _col(key: str, label: str, unit: str = "") -> SweepColumn:
+    return SweepColumn(key=key, label=label, unit=unit)
+
+
+# report type -> its headline columns, the first the answer a chart plots
+_HEADLINES: dict[str, list[SweepColumn]] = {
+    "DecodeReport": [
+        _col("tok_s", "estimate", "tok/s"),
+        _col("ceiling_tok_s", "ceiling", "tok/s"),
+        _col("step_read_bytes", "read per step", "B"),
+        _col("bound", "bound"),
+    ],
+    "PrefillReport": [
+        _col("ttft_s", "TTFT", "s"),
+        _col("tok_s", "prefill", "tok/s"),
+        _col("n_chunks", "chunks"),
+    ],
+    "TraceReport": [
+        _col("ttft_s", "TTFT", "s"),
+        _col("total_s", "total", "s"),
+        _col("decode_tok_s", "decode", "tok/s"),
+    ],
+    "SessionReport": [
+        _col("busy_s", "busy", "s"),
+        _col("wall_s", "wall", "s"),
+        _col("n_cold_loads", "cold loads"),
+    ],
+    "SpecReport": [
+        _col("speedup", "speedup", "x"),
+        _col("tok_s", "with draft", "tok/s"),
+        _col("baseline_tok_s", "without", "tok/s"),
+        _col("pays", "pays"),
+    ],
+    "BudgetReport": [
+        _col("free_bytes", "free", "B"),
+        _col("max_fit_ctx", "largest ctx", "tokens"),
+        _col("fits", "fits"),
+    ],
+    "KvReport": [
+        _col("cache_bytes", "KV total", "B"),
+        _col("kv_bytes_per_token", "per token", "B"),
+    ],
+    "SizeReport": [
+        _col("file_bytes", "file size", "B"),
+        _col("bits_per_weight", "bpw"),
+        _col("params", "params"),
+        _col("active_params", "active"),
+    ],
+}
+
+
+def headline(report: Any) -> tuple[list[SweepColumn], dict[str, Cell]]:
+    """The headline columns of a result and its values in them (a sweep's row)."""
+    columns = _HEADLINES.get(type(report).__name__)
+    if columns is None:
+        raise InputError(f"a list of values is not available for this answer ({_name(report)})")
+    return columns, {c.key: getattr(report, c.key) for c in columns}
+
+
+def _name(report: Any) -> str:
+    return type(report).__name__
+
+
+def _plain(value: Any) -> Cell:
+    """A cell of CSV: numbers, text and booleans as they are; lists joined by ';'."""
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ";".join(f"{k}={v}" for k, v in value.items())
+    return value
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Cell]:
+    return {k: _plain(v) for k, v in row.items()}
+
+
+def _probe_row(r: Any) -> dict[str, Cell]:
+    d = r.detected
+    gpu = d.gpus[0] if d.gpus else None
+    row: dict[str, Cell] = {
+        "os": d.os,
+        "cpu": d.cpu.name,
+        "threads": d.cpu.n_usable_threads,
+        "memory_bytes": d.memory.total_bytes,
+        "gpu": gpu.name if gpu else None,
+        "gpu_memory_bytes": gpu.memory_bytes if gpu else None,
+        "backend": d.backend,
+        "cpu_match": r.cpu_match.slug if r.cpu_match else None,
+        "gpu_match": r.gpu_match.slug if r.gpu_match else None,
+    }
+    m = r.measured
+    for key in ("read_gbs_1t", "read_gbs_all", "gemm_gflops_1t", "gemm_gflops_all"):
+        row[key] = getattr(m, key).median if m is not None else None
+    return row
+
+
+def csv_rows(report: Any) -> list[dict[str, Cell]]:
+    """The rows of a result object, each a flat dict of plain values."""
+    name = _name(report)
+    if name == "SweepReport":
+        return [{**row.inputs, **row.values} for row in report.rows]
+    if name == "KvReport":
+        return [row.model_dump() for row in report.sweep]
+    if name == "MachineList":
+        return [_flat(row.model_dump()) for row in report.machines]
+    if name == "CatalogueList":
+        return [_flat(row.model_dump()) for row in report.models]
+    if name == "TokenCount":  # a conversation: a row per call; a text: its count
+        if len(report.calls) > 1:
+            return [{"model": report.model, **row.model_dump()} for row in report.calls]
+        return [report.model_dump(exclude={"calls"})]
+    if name == "ProbeReport":
+        return [_probe_row(report)]
+    if name == "MachineFit":
+        return [{"machine": report.machine, **_flat(p)} for p in report.predictions]
+    if name == "DefaultsFit":
+        return [
+            {"fit": fit, "phase": phase, **stats.model_dump()}
+            for fit, phases in report.errors.items()
+            for phase, stats in phases.items()
+        ]
+    if name in ("CompareReport", "ModelsFitReport"):
         return compare_rows(report)
-    raise InputError(f"--csv is not available for this answer ({type(report).__name__})")
+    if name in _HEADLINES:
+        return [headline(report)[1]]
+    raise InputError(f"--csv is not available for this answer ({name})")
 
 
 def compare_rows(report: Any) -> list[dict[str, Any]]:

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
 
 from tokenwalk.costs.size import SizeReport
 from tokenwalk.render.fmt import count, human_bytes, params
+from tokenwalk.render.layout import Facts, FitTable
 from tokenwalk.render.safe import safe_markup, safe_text
 
 
 def render_size(r: SizeReport, console: Console) -> None:
     title = f"{safe_markup(r.model)}  ·  {safe_markup(r.architecture)}  ·  {safe_markup(r.quant)}"
-    head = Table(title=title, show_header=False, box=None)
-    head.add_column(style="bold")
-    head.add_column()
-    head.add_column(style="dim")
+    head = Facts(title, value_justify="left")
     exact = "exact, from the header" if r.file_bytes_exact else "estimated from the config"
     head.add_row("parameters", params(r.params), f"{count(r.params)}")
     head.add_row("active per token", params(r.active_params), "weights a decoded token multiplies")
@@ -53,7 +50,7 @@ def render_size(r: SizeReport, console: Console) -> None:
     if r.data_present is False:
         head.add_row("tensor data", "absent", "header only: sizes come from the tensor table")
 
-    by_type = Table(title="By quant type", title_justify="left")
+    by_type = FitTable(title="By quant type", title_justify="left")
     for col in ("type", "tensors", "params", "bytes", "share"):
         by_type.add_column(col, justify="left" if col == "type" else "right")
     for s in r.by_type:
@@ -65,7 +62,7 @@ def render_size(r: SizeReport, console: Console) -> None:
             f"{s.tensor_bytes / r.tensor_bytes * 100:.1f}%" if r.tensor_bytes else "",
         )
 
-    by_role = Table(title="By role", title_justify="left")
+    by_role = FitTable(title="By role", title_justify="left")
     for col in ("role", "tensors", "params", "bytes", "read per token"):
         by_role.add_column(col, justify="left" if col == "role" else "right")
     for s in r.by_role:

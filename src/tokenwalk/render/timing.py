@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport, SplitInfo
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
+from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = ["render_decode", "render_prefill", "fit_line", "split_view"]
@@ -30,16 +30,12 @@ def _short_seconds(s: float) -> str:
     return f"{s * 1e6:,.0f} us" if 0 < s < 1e-3 else seconds(s)
 
 
-def _kv(t: Table, key: str, value: str, note: str = "") -> None:
+def _kv(t: Facts, key: str, value: str, note: str = "") -> None:
     t.add_row(key, value, note)
 
 
-def _summary() -> Table:
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column(justify="right")
-    t.add_column(style="dim")
-    return t
+def _summary() -> Facts:
+    return Facts(pad_edge=False)
 
 
 def render_decode(r: DecodeReport, console: Console) -> None:
@@ -49,7 +45,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     )
     if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
         title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
-    reads = Table()
+    reads = FitTable()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
     reads.add_row("weights (experts woken included)", human_bytes(r.weight_read_bytes))
@@ -132,12 +128,14 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     _kv(s, "efficiencies", "", fit_line(r.fit))
     parts: list = [Text(title, style="italic"), reads, "", s]
     if r.split is not None:
-        parts += ["", split_view(r.split, "a step")]
+        parts += ["", split_view(r.split, "a step", console.width)]
     console.print(Group(*parts))
 
 
-def split_view(sp: SplitInfo, what: str) -> Group:
-    """Where the model sits and each device's part of the time (a split over cards and host)."""
+def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
+    """Where the model sits and each device's part of the time (a split over cards and host).
+    Each device's note (what bounds it, what its time is) stands beside its row where the
+    whole table fits `width` columns, else under the table, marked ¹ ² ..."""
     head = _summary()
     _kv(head, "placement", safe_markup(sp.split), safe_markup(sp.placement) or "-ngl all")
     if sp.host:
@@ -146,24 +144,35 @@ def split_view(sp: SplitInfo, what: str) -> Group:
         _kv(head, "link", "", safe_markup(sp.link))
     if len(sp.parts) < 2:
         return Group(head)
-    t = Table(title=f"each device's part of {what}", title_justify="left")
-    # a device's slug is what users type (--host, --machine): never cut; its role goes below
-    t.add_column("device", no_wrap=True, min_width=max(len(visible(p.device)) for p in sp.parts))
-    for col in ("weights", "KV read", "time"):
-        t.add_column(col, justify="right")
-    t.add_column("", overflow="fold")
     total = sum(p.time_s for p in sp.parts) or 1.0
+    rows = []
     for p in sp.parts:
-        label = "link" if p.role == "link" else f"{safe_markup(p.device)} ({p.role})"
-        note = p.how or (f"{p.bound}-bound" if p.bound else "")
-        t.add_row(
-            label,
-            human_bytes(p.weight_bytes) if p.role != "link" else "",
-            human_bytes(p.kv_read_bytes) if p.role != "link" else "",
-            f"{_short_seconds(p.time_s)} ({pct(p.time_s / total)})",
-            safe_markup(note),
+        rows.append(
+            {
+                # a device's slug is what users type (--host, --machine): never cut
+                "device": "link" if p.role == "link" else f"{visible(p.device)} ({p.role})",
+                "weights": human_bytes(p.weight_bytes) if p.role != "link" else "",
+                "KV read": human_bytes(p.kv_read_bytes) if p.role != "link" else "",
+                "time": f"{_short_seconds(p.time_s)} ({pct(p.time_s / total)})",
+                "note": visible(p.how or (f"{p.bound}-bound" if p.bound else "")),
+            }
         )
-    return Group(head, t)
+    widths = [max(len(k), *(len(r[k]) for r in rows)) for k in ("device", "weights", "KV read")]
+    widths += [max(len(r["time"]) for r in rows), max(len(r["note"]) for r in rows)]
+    beside = sum(widths) + 3 * len(widths) + 1 <= width  # a bordered table, notes and all
+    notes = [] if beside else [(i + 1, r["note"]) for i, r in enumerate(rows) if r["note"]]
+    marks = {i - 1: marker(i) for i, _ in notes}
+    t = FitTable(title=f"each device's part of {what}", title_justify="left")
+    t.add_column("device", no_wrap=True)
+    for col in ("weights", "KV read", "time"):
+        t.add_column(col, justify="right", no_wrap=True)
+    if beside:
+        t.add_column("")
+    for i, r in enumerate(rows):
+        cells = [Text(r["device"] + marks.get(i, "")), r["weights"], r["KV read"], r["time"]]
+        t.add_row(*cells, *([Text(r["note"])] if beside else []))
+    under = [Text(line, style="dim") for line in note_lines(notes, width - 1)]
+    return Group(head, t, *under)
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
@@ -172,13 +181,14 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         f"prefill of {count(r.prompt_tokens)} tokens"
     )
     moe = r.expert_rows > 0
-    chunks = Table()
+    chunks = FitTable()
     cols = ["chunk", "tokens", "context", "time", "bound", "attention"]
     if moe:
         cols.append("experts")
     for col in cols:
         chunks.add_column(col, justify="right" if col != "bound" else "left")
     rows = r.chunks
+    experts = "routed experts" if console.width >= 80 else "experts"  # never wrapped
     shown = rows if len(rows) <= 16 else rows[:8] + rows[-8:]
     for i, c in enumerate(shown):
         if len(rows) > 16 and i == 8:
@@ -188,7 +198,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
             count(c.tokens),
             count(c.ctx),
             seconds(c.time_s),
-            "routed experts" if c.bound == "experts" else c.bound,
+            experts if c.bound == "experts" else c.bound,
             pct(c.attention_share),
         ]
         if moe:
@@ -216,7 +226,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     _kv(s, "efficiencies", "", fit_line(r.fit))
     parts: list = [Text(title, style="italic"), chunks, "", s]
     if r.split is not None:
-        parts += ["", split_view(r.split, "the prefill")]
+        parts += ["", split_view(r.split, "the prefill", console.width)]
     if moe:
         parts += [
             "",

@@ -1,0 +1,306 @@
+"""Sweeps (`tokenwalk.cli.sweep`): options that take lists, one row per run, --json and --csv
+giving the same rows, and --csv of every answer."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import typer
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenwalk.cli import main
+from tokenwalk.cli.sweep import split_list
+
+MODEL = "qwen3.6-35b-a3b"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_json(capsys, *argv: str, code: int = 0) -> dict:
+    got, out, err = run(capsys, *argv, "--json")
+    assert got == code, err
+    return json.loads(out)
+
+
+def run_csv(capsys, *argv: str, code: int = 0) -> list[dict[str, str]]:
+    got, out, err = run(capsys, *argv, "--csv")
+    assert got == code, err
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def as_csv(value: object) -> str:
+    """How Python's csv module writes a JSON value."""
+    return "" if value is None else str(value)
+
+
+# -- the list parser ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "items"),
+    [
+        ("512", ["512"]),
+        ("8,192", ["8,192"]),  # a thousands separator: one number
+        ("1,048,576", ["1,048,576"]),
+        ("512,2k,8k,32k", ["512", "2k", "8k", "32k"]),
+        ("512, 256", ["512", "256"]),  # a space after the comma: always a list
+        ("8,192, 16,384", ["8,192", "16,384"]),  # spaces split first, then each is read
+        ("1,024,2,048", ["1", "024", "2", "048"]),  # not grouped by threes: a list
+        ("1,2", ["1", "2"]),
+        ("0,8k", ["0", "8k"]),
+        ("0,128k", ["0", "128k"]),  # a suffix or a leading 0 is no thousands separator
+        ("0,128", ["0", "128"]),
+        ("8,192k", ["8", "192k"]),
+    ],
+)
+def test_split_list(value, items):
+    assert split_list(value) == items
+
+
+def test_split_list_of_names_ignores_thousands():
+    assert split_list("Q8_0,Q6_K", numbers=False) == ["Q8_0", "Q6_K"]
+    assert split_list("100,200", numbers=False) == ["100", "200"]
+
+
+@pytest.mark.parametrize("value", ["512,,2k", "512,", ",512", "a, ,b"])
+def test_split_list_refuses_an_empty_item(value):
+    with pytest.raises(typer.BadParameter, match="empty item"):
+        split_list(value)
+
+
+@given(st.integers(min_value=1000, max_value=10**12))
+def test_a_grouped_number_is_one_item(n):
+    assert split_list(f"{n:,}") == [f"{n:,}"]
+
+
+# -- sweeps equal their single runs -----------------------------------------------------------
+
+
+def test_decode_machines_side_by_side_equal_single_runs(capsys):
+    machines = ["radeon-860m", "rtx-5090", "h100-sxm"]
+    report = run_json(capsys, "decode", MODEL, "--machine", ",".join(machines))
+    assert report["command"] == "decode" and report["axes"] == ["machine"]
+    assert [r["inputs"] for r in report["rows"]] == [{"machine": m} for m in machines]
+    for m, row, whole in zip(machines, report["rows"], report["runs"], strict=True):
+        single = run_json(capsys, "decode", MODEL, "--machine", m)
+        assert whole == single
+        assert row["values"]["tok_s"] == single["tok_s"]
+        assert row["values"]["ceiling_tok_s"] == single["ceiling_tok_s"]
+        assert row["values"]["step_read_bytes"] == single["step_read_bytes"]
+        assert row["values"]["bound"] == single["bound"]
+
+
+def test_prefill_prompt_sweep_equals_single_runs(capsys):
+    prompts = {"512": 512, "2k": 2048, "8k": 8192}
+    report = run_json(capsys, "prefill", MODEL, "-m", "radeon-860m", "--prompt", "512,2k,8k")
+    for (given_, n), row, whole in zip(
+        prompts.items(), report["rows"], report["runs"], strict=True
+    ):
+        assert row["inputs"] == {"prompt": n}
+        single = run_json(capsys, "prefill", MODEL, "-m", "radeon-860m", "--prompt", given_)
+        assert whole == single and row["values"]["ttft_s"] == single["ttft_s"]
+
+
+def test_product_in_the_order_given(capsys):
+    argv = ("decode", MODEL, "-m", "radeon-860m")
+    a = run_json(capsys, *argv, "--ctx", "0,8k", "--kv-type", "f16,q8_0")
+    assert a["axes"] == ["ctx", "kv_type"]
+    assert [tuple(r["inputs"].values()) for r in a["rows"]] == [
+        (0, "f16"),
+        (0, "q8_0"),
+        (8192, "f16"),
+        (8192, "q8_0"),
+    ]
+    b = run_json(capsys, *argv, "--kv-type", "f16,q8_0", "--ctx", "0,8k")
+    assert b["axes"] == ["kv_type", "ctx"]
+    assert [tuple(r["inputs"].values()) for r in b["rows"]] == [
+        ("f16", 0),
+        ("f16", 8192),
+        ("q8_0", 0),
+        ("q8_0", 8192),
+    ]
+    for row in b["rows"]:  # the same runs, in another order
+        twin = next(r for r in a["rows"] if r["inputs"] == row["inputs"])
+        assert twin["values"] == row["values"]
+
+
+def test_quant_list(capsys):
+    report = run_json(capsys, "size", MODEL, "--quant", "Q8_0,Q6_K,Q4_K_M")
+    sizes = [r["values"]["file_bytes"] for r in report["rows"]]
+    assert sizes == sorted(sizes, reverse=True)
+    for quant, row in zip(["Q8_0", "Q6_K", "Q4_K_M"], report["rows"], strict=True):
+        assert row["inputs"] == {"quant": quant}
+        assert (
+            run_json(capsys, "size", MODEL, "--quant", quant)["file_bytes"]
+            == (row["values"]["file_bytes"])
+        )
+
+
+def test_grouped_number_is_still_one_value(capsys):
+    one = run_json(capsys, "prefill", MODEL, "-m", "radeon-860m", "--prompt", "8,192")
+    assert one["prompt_tokens"] == 8192 and "rows" not in one
+
+
+def test_spaces_make_a_list(capsys):
+    report = run_json(capsys, "kv", MODEL, "--ctx", "4k, 8k")
+    assert [r["inputs"]["ctx"] for r in report["rows"]] == [4096, 8192]
+
+
+def test_spec_gamma_alpha(capsys):
+    report = run_json(
+        capsys, "spec", "qwen3.6-27b", "-d", "qwen3-0.6b", "-m", "radeon-860m",
+        "--alpha", "0.6,0.8", "--gamma", "2,4",
+    )  # fmt: skip
+    assert len(report["rows"]) == 4 and report["axes"] == ["alpha", "gamma"]
+    single = run_json(
+        capsys, "spec", "qwen3.6-27b", "-d", "qwen3-0.6b", "-m", "radeon-860m",
+        "--alpha", "0.8", "--gamma", "2",
+    )  # fmt: skip
+    assert report["runs"][2] == single
+
+
+def test_trace_and_budget_sweeps(capsys):
+    t = run_json(capsys, "trace", MODEL, "-m", "radeon-860m", "--prompt", "1k", "--output", "8,32")
+    assert [r["values"]["total_s"] for r in t["rows"]] == [r["total_s"] for r in t["runs"]]
+    b = run_json(capsys, "budget", MODEL, "-m", "radeon-860m,rtx-5080", "--ctx", "8k", code=1)
+    assert [r["values"]["fits"] for r in b["rows"]] == [True, False]  # exit 1: one does not fit
+
+
+# -- --csv ------------------------------------------------------------------------------------
+
+
+def test_csv_of_a_sweep_equals_its_json_rows(capsys):
+    argv = ("decode", MODEL, "--machine", "radeon-860m,rtx-5090", "--ctx", "0,32k")
+    report = run_json(capsys, *argv)
+    rows = run_csv(capsys, *argv)
+    assert list(rows[0]) == ["machine", "ctx", "tok_s", "ceiling_tok_s", "step_read_bytes", "bound"]
+    flat = [{**r["inputs"], **r["values"]} for r in report["rows"]]
+    assert rows == [{k: as_csv(v) for k, v in r.items()} for r in flat]
+    assert int(rows[0]["step_read_bytes"]) > 1e9  # bytes are integers
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("size", MODEL),
+        ("kv", MODEL, "--ctx", "32k"),
+        ("decode", MODEL, "-m", "radeon-860m"),
+        ("prefill", MODEL, "-m", "radeon-860m", "--prompt", "6500"),
+        ("trace", MODEL, "-m", "radeon-860m", "--prompt", "6500"),
+        ("spec", "qwen3.6-27b", "-d", "qwen3-0.6b", "-m", "radeon-860m"),
+        ("budget", MODEL, "-m", "radeon-860m"),
+        ("models", "qwen"),
+        ("machines", "rtx"),
+    ],
+)
+def test_csv_of_every_answer_parses(capsys, argv):
+    code, out, err = run(capsys, *argv, "--csv")
+    assert code in (0, 1), err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows and all(rows[0].keys() == r.keys() for r in rows)
+    assert "[" not in out.splitlines()[0]  # no markup in the header
+
+
+def test_csv_of_a_single_run_has_the_sweep_columns(capsys):
+    single = run_csv(capsys, "decode", MODEL, "-m", "radeon-860m")
+    swept = run_csv(capsys, "decode", MODEL, "-m", "radeon-860m,rtx-5090")
+    assert len(single) == 1 and list(single[0]) == list(swept[0])[1:]
+    assert single[0] == {k: v for k, v in swept[0].items() if k != "machine"}
+
+
+def test_kv_csv_is_its_context_sweep(capsys):
+    report = run_json(capsys, "kv", MODEL)
+    rows = run_csv(capsys, "kv", MODEL)
+    assert [int(r["ctx"]) for r in rows] == [r["ctx"] for r in report["sweep"]]
+    assert [int(r["cache_bytes"]) for r in rows] == [r["cache_bytes"] for r in report["sweep"]]
+
+
+# -- refusals ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (("prefill", MODEL, "-m", "radeon-860m", "--prompt", "512,,2k"), "empty item"),
+        (("prefill", MODEL, "-m", "radeon-860m", "--prompt", "512,lots"), "'lots'"),
+        (("decode", MODEL, "-m", "radeon-860m,nowhere-9000"), "nowhere-9000"),
+        (("spec", "qwen3.6-27b", "-d", "qwen3-0.6b", "-m", "radeon-860m", "-g", "2,x"), "'x'"),
+        (("decode", MODEL, "-m", "rtx-5080", "--gpu-layers", "10,20"), "--gpu-layers takes one"),
+        (("spec", "qwen3.6-27b", "-d", "qwen3-0.6b,qwen3-1.7b", "-m", "m3-max"), "--draft takes"),
+        (
+            ("kv", MODEL, "--ctx", ",".join(["1k"] * 40), "--parallel", ",".join(["1"] * 30)),
+            "1,200",
+        ),
+    ],
+)
+def test_refusals_are_one_line(capsys, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and not out
+    assert err.startswith("tokenwalk: error:") and words in err
+    assert err.count("\n") == 1
+
+
+def test_a_warning_of_every_run_is_said_once(capsys):
+    code, _, err = run(capsys, "kv", MODEL, "--ctx", "1M,2M", "--kv-type", "f16,q8_0")
+    assert code == 0
+    lines = err.splitlines()
+    assert lines and len(lines) == len(set(lines))
+
+
+def test_view_fits_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(
+        capsys, "decode", MODEL, "-m", "radeon-860m,rtx-5090,h100-sxm", "--ctx", "0,8k,32k,128k"
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) > 12 and max(len(line) for line in lines) <= 80
+    assert "…" not in out and "h100-sxm" in out and "131,072" in out
+    assert "┃" in out  # framed: it fits
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_view_never_cuts_a_name_or_a_number(capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    argv = ("decode", MODEL, "-m", "radeon-860m,2xrtx-3090+rtx-3060", "--ctx", "0,128k")
+    code, out, _ = run(capsys, *argv, "--parallel", "1,4")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= width
+    assert "…" not in out
+    report = run_json(capsys, *argv, "--parallel", "1,4")
+    for row in report["rows"]:
+        assert f"{row['inputs']['ctx']:,}" in out
+        assert f"{row['values']['step_read_bytes'] / 1e9:.2f}" in out
+    assert out.count("2xrtx-3090+rtx-3060") == 4
+
+
+def test_csv_text_from_data_reaches_no_terminal(capsys, monkeypatch):
+    import tokenwalk.render.rows as rows_mod
+    from tokenwalk.cli.app import emit_csv
+
+    monkeypatch.setattr(rows_mod, "csv_rows", lambda _: [{"model": "evil\x1b[2J\u202e", "n": 3}])
+    emit_csv(object())
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert list(csv.DictReader(io.StringIO(out))) == [{"model": "evil\\x1b[2J\\u202e", "n": "3"}]
+
+
+def test_csv_rows_of_the_defaults_refit():
+    from tokenwalk.calibrate import DefaultsFit, ErrorStats
+    from tokenwalk.render.rows import csv_rows
+
+    stats = ErrorStats(n_rows=3, median_pct=10.0, p90_pct=20.0, signed_median_pct=-1.0)
+    fit = DefaultsFit.model_construct(errors={"in_sample": {"decode": stats, "prefill": stats}})
+    rows = csv_rows(fit)
+    assert [(r["fit"], r["phase"]) for r in rows] == [
+        ("in_sample", "decode"),
+        ("in_sample", "prefill"),
+    ]
+    assert rows[0]["median_pct"] == 10.0

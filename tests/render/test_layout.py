@@ -1,0 +1,70 @@
+"""`render.layout`: which columns a table keeps at a width, and the note about the rest."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokenwalk.render.layout import drop_columns, left_out_note, table_width
+
+
+def test_drops_least_needed_first_and_only_what_it_must():
+    widths = {"slug": 20, "arch": 10, "params": 7, "layers": 6}
+    assert drop_columns(widths, 200, ["arch", "layers"]) == (widths, [])
+    kept, dropped = drop_columns(widths, 40, ["arch", "layers"])
+    assert dropped == ["arch"] and list(kept) == ["slug", "params", "layers"]
+    assert table_width(list(kept.values())) <= 40
+
+
+def test_never_drops_a_column_it_was_not_told_to():
+    kept, dropped = drop_columns({"slug": 50, "x": 5}, 20, ["x"])
+    assert kept == {"slug": 50} and dropped == ["x"]
+
+
+@given(
+    st.lists(st.integers(1, 30), min_size=1, max_size=8),
+    st.integers(20, 200),
+)
+def test_kept_columns_fit_when_enough_can_go(ws, width):
+    widths = {f"c{i}": w for i, w in enumerate(ws)}
+    kept, dropped = drop_columns(widths, width, list(widths)[1:])
+    assert set(kept) | set(dropped) == set(widths)
+    assert table_width(list(kept.values())) <= width or list(kept) == ["c0"]
+
+
+def test_the_note_says_what_and_how():
+    assert left_out_note([], 80) == ""
+    note = left_out_note(["arch", "layers"], 60)
+    assert "60 columns: arch, layers" in note and "--json" in note
+
+
+def _print(renderable, width: int) -> list[str]:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, color_system=None)
+    with console.capture() as cap:
+        console.print(renderable)
+    return cap.get().splitlines()
+
+
+def test_facts_keep_notes_beside_where_they_fit_and_under_where_not():
+    from tokenwalk.render.layout import Facts
+
+    f = Facts()
+    f.add_row("ceiling", "60.7 tok/s", "128 GB/s / 2.11 GB per step")
+    f.add_row("efficiencies", "", "36% of bandwidth, 18% of compute (half that for products)")
+    wide = _print(f, 120)
+    assert len(wide) == 2 and "per step" in wide[0]
+    narrow = _print(f, 40)
+    assert max(len(x.rstrip()) for x in narrow) <= 40
+    assert narrow[0].split() == ["ceiling", "60.7", "tok/s"]
+    assert narrow[1].strip() == "128 GB/s / 2.11 GB per step"  # under its fact, whole
+
+
+def test_note_lines_pack_whole_notes_in_order():
+    from tokenwalk.render.layout import marker, note_lines
+
+    assert marker(1) == "¹" and marker(12) == "¹²"
+    notes = [(1, "6,500 tokens"), (2, "x" * 50), (3, "end-of-turn token")]
+    assert note_lines(notes, 70) == ["¹ 6,500 tokens  ² " + "x" * 50, "³ end-of-turn token"]
+    assert note_lines([], 70, ["(see --json)"]) == ["(see --json)"]
