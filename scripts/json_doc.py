@@ -183,8 +183,8 @@ SHARED = {
 SHARED_NOTES = {
     "energy": "`energy` in `decode`, `prefill`, `trace` and `spec`: power x time and its price "
     "([cost.md](cost.md)); a step of every stream in `decode`, the computed prompt in `prefill`, "
-    "the request (load excluded) in `trace`, the calls (loads and gaps excluded) in "
-    "`trace --chat`, one token in `spec`. The energy keys are null where "
+    "the request (load excluded) in `trace` and in each row of `compare`, the calls (loads and "
+    "gaps excluded) in `trace --chat`, one token in `spec`. The energy keys are null where "
     "the machine has no power figure and --watts is not given; the price keys where no price is.",
     "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
     "of memory).",
@@ -196,6 +196,7 @@ LINKS = {
     "trace": {"memory": "memory", "energy": "energy"},
     "trace --chat": {"memory": "memory", "energy": "energy"},
     "spec": {"memory": "memory", "budget": "budget", "energy": "energy"},
+    "compare": {"rows[].energy": "energy"},
     "sweep": {"runs": "prefill"},
 }
 

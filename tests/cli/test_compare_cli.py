@@ -49,14 +49,17 @@ def test_rows_equal_the_single_commands(capsys, model, machines, extra):
         "--output",
         str(output),
         *extra,
+        *("--kwh-price", "0.3", "--price-per-hour", "2.5"),
     )
     assert d["ctx"] == ctx and [r["machine"] for r in d["rows"]] == machines
     for row, m in zip(d["rows"], machines, strict=True):
         flags = extra if m == "rtx-5090" else []  # a machine of one pool takes no placement
+        # both prices: a data-center GPU is rented by the hour, the others pay for energy
+        price = ["--price-per-hour", "2.5"] if m == "h100-sxm" else ["--kwh-price", "0.3"]
         budget = run_json(capsys, "budget", model, "-m", m, "--ctx", str(ctx), *flags, codes=(0, 1))
         decode = run_json(capsys, "decode", model, "-m", m, "--ctx", str(ctx), *flags)
         trace = run_json(
-            capsys, "trace", model, "-m", m, "-p", str(prompt), "-n", str(output), *flags
+            capsys, "trace", model, "-m", m, "-p", str(prompt), "-n", str(output), *flags, *price
         )
         assert row["fits"] == budget["fits"]
         assert row["verdict"] == budget["verdict"]
@@ -68,6 +71,9 @@ def test_rows_equal_the_single_commands(capsys, model, machines, extra):
         assert row["ceiling_tok_s"] == decode["ceiling_tok_s"]
         assert row["ttft_s"] == trace["ttft_s"]
         assert row["total_s"] == trace["total_s"]
+        assert row["energy"] == trace["energy"]
+        if row["energy"]["power_w"] is not None or m == "h100-sxm":  # rent needs no power
+            assert row["energy"]["cost"] > 0
 
 
 def test_the_seed_laptop_desktop_cloud_ordering(capsys):
@@ -126,7 +132,7 @@ def test_csv_has_one_line_per_row_with_the_json_numbers(capsys):
     ("argv", "says"),
     [
         (["-m", "radeon-860m,rtx-5900"], "unknown machine 'rtx-5900'"),
-        (["-m", "radeon-860m,,rtx-5090"], "empty name"),
+        (["-m", "radeon-860m,,rtx-5090"], "empty item"),
         ([], "no machine given"),
         (["-m", "radeon-860m", "--prompt", "0"], "--prompt"),
         (["-m", "radeon-860m", "--quant", "Q9_K"], "Q9_K"),
@@ -259,3 +265,23 @@ def test_models_bad_input_is_one_line_and_exit_2(capsys, argv, says):
     code, out, err = run(capsys, "models", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("tokenwalk: error:") and says in err
+
+
+def test_one_price_prices_every_machine_and_watts_replace_the_catalogue(capsys):
+    d = run_json(capsys, "compare", "qwen3-0.6b", "-m", "radeon-860m,h100-sxm", "--kwh-price", "1")
+    assert all(r["energy"]["price_per_kwh"] == 1 for r in d["rows"])
+    for r in d["rows"]:  # energy_wh / 1000 x price per kWh
+        assert r["energy"]["cost"] == pytest.approx(r["energy"]["energy_wh"] / 1000)
+    w = run_json(capsys, "compare", "qwen3-0.6b", "-m", "radeon-860m,h100-sxm", "--watts", "100")
+    assert {r["energy"]["power_w"] for r in w["rows"]} == {100}
+    assert all(r["energy"]["cost"] is None for r in w["rows"])  # no price given
+
+
+def test_the_view_names_who_pays_what(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    argv = ["compare", "qwen3-0.6b", "-m", ",".join(SEED), "--kwh-price", "0.3"]
+    code, out, _ = run(capsys, *argv, "--price-per-hour", "2.5", "--currency", "USD")
+    words = " ".join(out.split())
+    assert code == 0 and "energy" in out and "price" in out
+    assert "radeon-860m, rtx-5090 at 0.3 USD per kWh; h100-sxm at 2.5 USD per hour" in words
+    assert "radeon-860m 15 W" in words

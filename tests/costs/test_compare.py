@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tokenwalk.costs.compare import ModelFit, compare_report, sort_fits
+from tokenwalk.costs.compare import ModelFit, compare_report, price_for, sort_fits
+from tokenwalk.costs.energy import Price
 from tokenwalk.model.resolve import load_model
 from tokenwalk.system import Offload, SystemSpec, resolve_system
 
@@ -50,3 +51,14 @@ def test_the_context_reserved_is_the_whole_request_unless_given():
         and r.rows[0].free_bytes
         < compare_report([model], [(system, Offload())], prompt=1000, output=24).rows[0].free_bytes
     )
+
+
+def test_both_prices_rent_the_data_center_gpu_and_bill_the_others_energy():
+    laptop = resolve_system(SystemSpec(machine="radeon-860m"))
+    card = resolve_system(SystemSpec(machine="rtx-5090"))
+    cloud = resolve_system(SystemSpec(machine="h100-sxm"))
+    kwh, hour, none = Price(per_kwh=0.3), Price(per_hour=2.5), Price()
+    assert price_for(laptop, kwh, hour) is kwh and price_for(card, kwh, hour) is kwh
+    assert price_for(cloud, kwh, hour) is hour
+    assert price_for(laptop, none, hour) is hour and price_for(cloud, kwh, none) is kwh
+    assert not price_for(cloud, none, none).given

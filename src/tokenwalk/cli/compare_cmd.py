@@ -19,6 +19,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
+from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.errors import InputError
@@ -47,11 +48,14 @@ _CARD_ONLY = dict(
 def machine_names(value: str | None) -> list[str | None]:
     """`--machine a,b,c` as a list of names (cards of one box stay joined by '+'); no machine
     is one machine given inline (--bandwidth), or the error that asks for one."""
+    from tokenwalk.cli.sweep import split_list
+
     if value is None:
         return [None]
-    names = [n.strip() for n in value.split(",")]
-    if not all(names):
-        raise InputError(f"--machine '{value}': an empty name between commas")
+    try:
+        names = split_list(value, numbers=False)
+    except typer.BadParameter as exc:
+        raise InputError(f"--machine {exc.message}") from None
     return list(dict.fromkeys(names))
 
 
@@ -82,6 +86,7 @@ def systems_of(spec: SystemSpec) -> tuple[list[tuple[System, Offload]], list[str
 
 @app.command()
 @system_options
+@cost_options(one_price=False)
 @output_options
 def compare(
     models: Annotated[
@@ -116,14 +121,19 @@ def compare(
     no_cache: NoCacheOpt = False,
     *,
     system: SystemSpec,
+    cost: CostSpec,
 ) -> None:
     """Machines and models side by side: give --machine a list (radeon-860m,rtx-5090,h100-sxm).
     One row per model and machine: does it fit and how much memory is left, the weights, the
     decode speed (estimate and bandwidth ceiling), the time to first token of --prompt and the
-    whole request of --prompt + --output, each equal to what budget, decode and trace answer."""
+    whole request of --prompt + --output, each equal to what budget, decode and trace answer,
+    and its energy and price: with both --kwh-price and --price-per-hour, data-center GPUs are
+    rented by the hour and other machines pay for their energy."""
     from tokenwalk.costs.compare import compare_report
 
     systems, notes = systems_of(system)
+    per_kwh = cost.model_copy(update={"price_per_hour": None}).price
+    per_hour = cost.model_copy(update={"kwh_price": None}).price
     loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
     report = compare_report(
         loaded,
@@ -134,6 +144,9 @@ def compare(
         kv_type=kv_type,
         ubatch=ubatch,
         notes=notes,
+        watts=cost.watts,
+        per_kwh=per_kwh,
+        per_hour=per_hour,
     )
     for w in dict.fromkeys(w for r in report.rows for w in r.warnings):
         warn(w)

@@ -6,10 +6,15 @@ functions, so each number equals theirs:
 
     fits, free_bytes, max_fit_ctx    `budget MODEL -m M --ctx C`        (budget_report)
     tok_s, ceiling_tok_s             `decode MODEL -m M --ctx C`        (decode_report)
-    ttft_s, total_s                  `trace MODEL -m M --prompt P --output O`  (trace_report)
+    ttft_s, total_s, energy          `trace MODEL -m M --prompt P --output O`  (trace_report,
+                                     trace_energy)
 
 where C, the context reserved in memory and read by the decode step, is P + O unless given.
 On a discrete card and its host the model is placed as llama.cpp places it (`costs.split`).
+
+A request's price (`price_for`): with a tariff per kWh and an hourly rent both given, a
+data-center machine is rented by the hour and any other is a box of one's own that pays for
+its energy; with one of them, it prices every machine.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from tokenwalk.costs.budget import (
     default_system_bytes,
     loaded_weight_bytes,
 )
+from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
 from tokenwalk.costs.timing import DecodeReport, decode_report
 from tokenwalk.costs.trace import TraceReport, trace_report
 from tokenwalk.costs.workload import context_warnings
@@ -43,6 +49,8 @@ __all__ = [
     "system_trace",
     "compare_row",
     "compare_report",
+    "price_for",
+    "RENTED_KINDS",
     "model_fit",
     "sort_fits",
     "FIT_SORTS",
@@ -115,10 +123,13 @@ def system_trace(
     output: int,
     kv_type: str = "f16",
     ubatch: int = 512,
-) -> TraceReport:
+) -> tuple[TraceReport, bool]:
     """`trace`'s answer (a warm request of `prompt` then `output` tokens) for `model` on
-    `system`: a model split over a card and its host brings its own prefill and decode step."""
+    `system`, and whether the host computes too (part of the model in its RAM, as `trace`
+    counts its power): a model split over a card and its host brings its own prefill and
+    decode step."""
     kw: dict[str, Any] = {}
+    host_computes = False
     if not system.unified:
         from tokenwalk.costs.split import plan, split_pass_time, split_prefill_report
 
@@ -130,6 +141,7 @@ def system_trace(
             kv_type=kv_type.lower(),
             ubatch=ubatch,
         )
+        host_computes = not setup.one_card
         if not setup.one_card:
             kw["prefill"] = split_prefill_report(
                 setup, prompt=prompt, ubatch=ubatch, kv_type=kv_type
@@ -151,7 +163,20 @@ def system_trace(
     )
     if not system.unified:
         report = report.model_copy(update={"machine": system.slug})
-    return report
+    return report, host_computes
+
+
+# Kinds of machine rented by the hour when both prices are given (`price_for`).
+RENTED_KINDS = ("datacenter",)
+
+
+def price_for(system: System, per_kwh: Price, per_hour: Price) -> Price:
+    """The price of a request on `system`: `per_hour` (an hourly rent) for a data-center
+    machine and `per_kwh` (a tariff) for any other when both are given; else the one given."""
+    if per_kwh.given and per_hour.given:
+        rented = any(d.kind in RENTED_KINDS for d in system.devices)
+        return per_hour if rented else per_kwh
+    return per_hour if per_hour.given else per_kwh
 
 
 class CompareRow(BaseModel):
@@ -173,6 +198,7 @@ class CompareRow(BaseModel):
     tok_s: float  # decode at ctx: the estimate
     ttft_s: float  # the prompt: tokenize and prefill
     total_s: float  # the whole request: prompt and output
+    energy: EnergyCost  # of the whole request, as `trace` counts it; its price where given
     warnings: list[str]
 
 
@@ -198,13 +224,17 @@ def compare_row(
     ctx: int,
     kv_type: str = "f16",
     ubatch: int = 512,
+    watts: float | None = None,
+    price: Price | None = None,
 ) -> CompareRow:
-    """One row: `budget`, `decode` and `trace` for `model` on `system` (see the module)."""
+    """One row: `budget`, `decode` and `trace` for `model` on `system` (see the module), and
+    the request's energy at the system's power (`watts` replaces it) and `price`."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
     decode = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
-    trace = system_trace(
+    trace, host_computes = system_trace(
         model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
     )
+    power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")
     if budget is None:
@@ -225,6 +255,7 @@ def compare_row(
         tok_s=decode.tok_s,
         ttft_s=trace.ttft_s,
         total_s=trace.total_s,
+        energy=trace_energy(trace, power, price),
         warnings=warnings,
     )
 
@@ -239,9 +270,13 @@ def compare_report(
     kv_type: str = "f16",
     ubatch: int = 512,
     notes: list[str] | None = None,
+    watts: float | None = None,
+    per_kwh: Price | None = None,
+    per_hour: Price | None = None,
 ) -> CompareReport:
     """Every model on every system, one row each (models in the order given, then machines).
-    `ctx` None reserves the whole request, `prompt + output`."""
+    `ctx` None reserves the whole request, `prompt + output`; `watts` replaces every system's
+    power, and the prices are chosen per system by `price_for`."""
     from tokenwalk.costs.workload import check_workload
 
     c = prompt + output if ctx is None else ctx
@@ -251,8 +286,20 @@ def compare_report(
             f"--ctx {c:,} is shorter than the request it holds: --prompt {prompt:,} + "
             f"--output {output:,} = {prompt + output:,} tokens"
         )
+    per_kwh, per_hour = per_kwh or Price(), per_hour or Price()
     rows = [
-        compare_row(m, s, o, prompt=prompt, output=output, ctx=c, kv_type=kv_type, ubatch=ubatch)
+        compare_row(
+            m,
+            s,
+            o,
+            prompt=prompt,
+            output=output,
+            ctx=c,
+            kv_type=kv_type,
+            ubatch=ubatch,
+            watts=watts,
+            price=price_for(s, per_kwh, per_hour),
+        )
         for m in models
         for s, o in systems
     ]

@@ -144,8 +144,9 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
 
 def compare_rows(report: Any) -> list[dict[str, Any]]:
     """`compare`: one row per model and machine, the request's sizes in each; `models --fits`:
-    one row per model, the machine and quant in each. The keys are the JSON's; lists (a row's
-    warnings) are left out, as the JSON has them."""
+    one row per model, the machine and quant in each. The keys are the JSON's, the request's
+    energy and price (`energy.energy_wh`, `energy.cost`, ...) brought up into the row; lists
+    (a row's warnings) are left out, as the JSON has them."""
     if type(report).__name__ == "ModelsFitReport":
         head = {"machine": report.machine, "quant": report.quant, "kv_type": report.kv_type}
         return [{**head, **m.model_dump()} for m in report.models]
@@ -155,4 +156,12 @@ def compare_rows(report: Any) -> list[dict[str, Any]]:
         "ctx": report.ctx,
         "kv_type": report.kv_type,
     }
-    return [{**r.model_dump(exclude={"warnings"}), **head} for r in report.rows]
+    energy = ("power_w", "energy_wh", "cost", "currency")
+    return [
+        {
+            **r.model_dump(exclude={"warnings", "energy"}),
+            **{k: getattr(r.energy, k) for k in energy},
+            **head,
+        }
+        for r in report.rows
+    ]
