@@ -253,3 +253,137 @@ def test_a_machine_fit_is_pulled_towards_its_group(dense_and_moe):
     own = Params.from_x(fit.x_for(fit_keys("nvidia", "gpu", "cuda", "odd")))
     assert own.eff_bw < 0.6  # its decode pins the bandwidth share
     assert own.eff_compute == pytest.approx(0.5, rel=0.2)  # nothing pins compute: the group's
+
+
+# -- the refit of the shipped defaults: where it writes, what it shows while it runs -----------
+
+
+@pytest.fixture(scope="module")
+def refit():
+    """One refit of the shipped defaults (a few seconds), shared by the tests below."""
+    from tokenwalk.calibrate import fit_defaults
+
+    steps: list[tuple[str, int, int | None]] = []
+    fit = fit_defaults(lambda what, done, total: steps.append((what, done, total)))
+    return fit, steps
+
+
+def test_the_refit_reports_its_progress(refit):
+    fit, steps = refit
+    reading = [s for s in steps if s[0] == "reading published runs"]
+    assert [d for _, d, _ in reading] == list(range(len(reading)))  # one step per row, in order
+    assert reading[0][2] == fit.rows_used + fit.rows_excluded
+    assert steps[-1] == (f"fitting the timing model to {fit.rows_used:,} runs", 0, None)
+
+
+def _terminal_stderr(monkeypatch):
+    """Make the progress bar draw into a buffer, as on a terminal."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=80)
+    monkeypatch.setattr("tokenwalk.cli.progress._stderr_console", lambda: console)
+    return buffer
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--csv"]])
+def test_calibrate_shows_progress_on_stderr_unless_for_scripts(refit, capsys, monkeypatch, flags):
+    from tokenwalk.cli import main
+
+    fit, _ = refit
+
+    def fake_fit(progress=None):
+        for i in range(3):
+            progress("reading published runs", i, 3)
+        progress("fitting the timing model to 307 runs", 0, None)
+        return fit
+
+    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", fake_fit)
+    buffer = _terminal_stderr(monkeypatch)
+    # --csv of a refit may be refused (no rows for it), after the fit: silent either way
+    assert main(["calibrate", *flags]) in ((0, 2) if "--csv" in flags else (0,))
+    out = capsys.readouterr().out
+    drawn = buffer.getvalue()
+    if flags:
+        assert drawn == ""
+        assert "Fit residuals" not in out
+    else:
+        assert "reading published runs" in drawn and "fitting the timing model" in drawn
+        assert "Fit residuals" in out and "Error:" not in out
+
+
+def test_calibrate_from_shows_progress(bench_json, tmp_path, capsys, monkeypatch):
+    from tokenwalk.cli import main
+
+    buffer = _terminal_stderr(monkeypatch)
+    argv = ["calibrate", "-m", "apple-m1-max", "--from", str(bench_json), "--dry-run"]
+    assert main(argv) == 0
+    assert "reading your runs" in buffer.getvalue()
+    assert "fitting apple-m1-max to 2 runs" in buffer.getvalue()
+
+
+def test_write_defaults_refuses_an_installed_package(capsys, monkeypatch):
+    """Run from a wheel, --write-defaults writes nothing and says where to look instead."""
+    from tokenwalk.cli import main
+
+    def never(progress=None):
+        raise AssertionError("refused before fitting")
+
+    monkeypatch.setattr("tokenwalk.calibrate._checkout_root", lambda: None)
+    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", never)
+    assert main(["calibrate", "--write-defaults"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tokenwalk: error: --write-defaults")
+    assert "source checkout" in err and "pip install -e ." in err
+
+
+def test_write_defaults_writes_the_checkout_it_runs_from(refit, tmp_path, capsys, monkeypatch):
+    from tokenwalk.calibrate import defaults_target
+    from tokenwalk.cli import main
+
+    fit, _ = refit
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'tokenwalk'\n")
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "timing.yaml"
+    target.write_text("fitted: old\n")
+    monkeypatch.setattr("tokenwalk.calibrate._checkout_root", lambda: tmp_path)
+    monkeypatch.setattr("tokenwalk.catalog.data_path", lambda name: tmp_path / "data" / name)
+    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", lambda progress=None: fit)
+    assert defaults_target() == target
+    assert main(["calibrate", "--write-defaults"]) == 0
+    captured = capsys.readouterr()
+    assert f"wrote {target}" in captured.err
+    assert target.read_text().count("prior_width:") == 1 and "fitted: old" not in target.read_text()
+    assert "written to" in " ".join(captured.out.split())
+    from tokenwalk.machine import timing_defaults
+
+    timing_defaults.cache_clear()  # the next test reads the real file again
+
+
+def test_the_checkout_of_this_test_run_is_found():
+    """Tests run from a checkout: its data/timing.yaml is where --write-defaults would write."""
+    from pathlib import Path
+
+    from tokenwalk.calibrate import defaults_target
+
+    root = Path(__file__).resolve().parents[1]
+    assert defaults_target() == root / "data" / "timing.yaml"
+
+
+def test_progress_shows_a_hostile_name_as_data(monkeypatch):
+    from tokenwalk.cli.progress import StepProgress
+
+    buffer = _terminal_stderr(monkeypatch)
+    with StepProgress() as progress:
+        progress("fitting \x1b[2Jbox to 2 runs", 0, None)
+    assert "\x1b[2J" not in buffer.getvalue()
+
+
+def test_progress_never_draws_into_a_pipe(monkeypatch):
+    from tokenwalk.cli.progress import StepProgress
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    assert StepProgress().enabled is False

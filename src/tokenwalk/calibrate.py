@@ -4,7 +4,8 @@ Two uses of one fit (`tokenwalk.fit`):
 - `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: the global
   parameters, one offset per group of each level (vendor, backend, kind, kind/backend) and one
   per benchmarked machine, all at once, each pulled towards zero by its level's prior;
-  `tokenwalk calibrate --write-defaults` stores them in `data/timing.yaml`.
+  `tokenwalk calibrate --write-defaults` stores them in `data/timing.yaml` of a source
+  checkout (`defaults_target`): an installed package is never written into.
 - `calibrate_machine()` fits one machine from `llama-bench -o json` (or jsonl) runs, pulled
   towards the machine's current efficiencies, and `write_machine_fit()` stores the result in the
   user's machine file.
@@ -24,7 +25,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,11 +71,16 @@ __all__ = [
     "naive_predictions",
     "error_stats",
     "fit_defaults",
+    "defaults_target",
     "timing_yaml",
+    "Progress",
     "read_llama_bench",
     "calibrate_machine",
     "write_machine_fit",
 ]
+
+Progress = Callable[[str, int, int | None], None]
+"""Told how far a fit has got: (what it is doing, steps done, steps in all or None)."""
 
 DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
 # A user's own runs fit the machine level's offsets, and rows_half too: runs at two prompt
@@ -206,14 +212,20 @@ def _exclusion(b: Any, machine: Any) -> str | None:
     return None
 
 
-def benchmark_observations() -> tuple[list[Observation], list[str]]:
-    """Observations from `data/benchmarks.yaml`, and the rows left out with the reason."""
+def benchmark_observations(
+    progress: Progress | None = None,
+) -> tuple[list[Observation], list[str]]:
+    """Observations from `data/benchmarks.yaml`, and the rows left out with the reason;
+    `progress` is told of each row read."""
     from tokenwalk.catalog import load_benchmarks, load_machines
 
     machines = {m.slug: m for m in load_machines()}
     used: list[Observation] = []
     excluded: list[str] = []
-    for b in load_benchmarks():
+    rows = load_benchmarks()
+    for i, b in enumerate(rows):
+        if progress is not None:
+            progress("reading published runs", i, len(rows))
         m = machines[b.machine]
         label = f"{b.machine} {b.model} {b.quant} {b.test}"
         why = _exclusion(b, m)
@@ -361,9 +373,12 @@ def _by_phase(design: Design, pred: np.ndarray) -> dict[str, ErrorStats]:
     return out
 
 
-def fit_defaults() -> DefaultsFit:
-    """Fit the model on every usable row of data/benchmarks.yaml (a few seconds)."""
-    obs, excluded = benchmark_observations()
+def fit_defaults(progress: Progress | None = None) -> DefaultsFit:
+    """Fit the model on every usable row of data/benchmarks.yaml (a few seconds); `progress`
+    is told of each row read, then of the fit."""
+    obs, excluded = benchmark_observations(progress)
+    if progress is not None:
+        progress(f"fitting the timing model to {len(obs):,} runs", 0, None)
     design = Design(obs)
     fit = fit_hierarchy(design)
     in_sample = predict_tok_s(design, fit.x_rows(design))
@@ -404,6 +419,33 @@ def fit_defaults() -> DefaultsFit:
 
 def _machine_keys(obs: Sequence[Observation], slug: str) -> dict[str, str]:
     return dict(next(o.keys for o in obs if o.machine == slug))
+
+
+def _checkout_root() -> Path | None:
+    """The source checkout this tokenwalk runs from (an editable install or PYTHONPATH=src), or
+    None for an installed package: the directory above src/ holding pyproject.toml and data/."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "data" / "timing.yaml").is_file():
+        return root
+    return None
+
+
+def defaults_target() -> Path:
+    """Where `calibrate --write-defaults` writes: data/timing.yaml of the source checkout, the
+    file this tokenwalk reads its defaults from. An installed package is never written into (an
+    upgrade would undo it, and it may be shared or read-only): that is an `InputError`."""
+    from tokenwalk.catalog import data_path
+
+    root = _checkout_root()
+    target = root / "data" / "timing.yaml" if root is not None else None
+    if target is None or data_path("timing.yaml").resolve() != target.resolve():
+        raise InputError(
+            "--write-defaults updates data/timing.yaml in a source checkout, and this tokenwalk "
+            f"is an installed package ({Path(__file__).resolve().parent}); run it from a clone "
+            "of the repository (pip install -e .), or fit your own machine with "
+            "`tokenwalk calibrate --machine NAME --from FILE`"
+        )
+    return target
 
 
 def timing_yaml(fit: DefaultsFit) -> str:
@@ -553,12 +595,18 @@ class MachineFit(BaseModel):
 
 
 def calibrate_machine(
-    machine: Any, runs: Iterable[BenchRun], model: Model | None = None
+    machine: Any,
+    runs: Iterable[BenchRun],
+    model: Model | None = None,
+    progress: Progress | None = None,
 ) -> MachineFit:
-    """Fit one machine's efficiencies to its llama-bench runs, pulled towards its current ones."""
+    """Fit one machine's efficiencies to its llama-bench runs, pulled towards its current ones;
+    `progress` is told of each run read, then of the fit."""
     runs = list(runs)
     obs = []
-    for r in runs:
+    for i, r in enumerate(runs):
+        if progress is not None:
+            progress("reading your runs", i, len(runs))
         m = model or _match_catalogue(r)
         phase = "prefill" if r.n_prompt > 0 else "decode"
         n = r.n_prompt if phase == "prefill" else r.n_gen
@@ -584,6 +632,8 @@ def calibrate_machine(
         )
     if any(o.phase == "prefill" for o in obs) and not machine.tflops:
         raise InputError(f"machine '{machine.slug}' has no FP16 rate; give --tflops to fit prefill")
+    if progress is not None:
+        progress(f"fitting {machine.slug} to {len(obs):,} runs", 0, None)
     design = Design(obs)
     f = machine.fit
     rows_half = f.rows_half or timing_defaults().global_fit.rows_half

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tokenwalk.cli.complete import complete_model
 from tokenwalk.errors import TokenwalkError
 
 # -- numbers on the command line ---------------------------------------------------------------
@@ -168,9 +169,34 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion SHELL
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from tokenwalk import __version__
+
+        sys.stdout.write(f"tokenwalk {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print tokenwalk's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Options before the command."""
+
 
 ModelArg = Annotated[
     str,
@@ -178,6 +204,7 @@ ModelArg = Annotated[
         help="A GGUF file or URL, hf://org/repo or hf://org/repo/file.gguf, ollama:name:tag, "
         "a config.json or YAML spec, or a catalogue name (see `tokenwalk models`).",
         show_default=False,
+        autocompletion=complete_model,
     ),
 ]
 QuantOpt = Annotated[
@@ -186,7 +213,7 @@ QuantOpt = Annotated[
         "--quant",
         "-q",
         help="Quant preset for configs and catalogue models (Q4_K_M, Q8_0, F16, ...); "
-        "picks the file of an hf:// repository. Default Q4_K_M.",
+        "picks the file of an hf:// repository. Default: Q4_K_M; a GGUF file has its own.",
         show_default=False,
     ),
 ]
@@ -220,7 +247,13 @@ ParallelOpt = Annotated[
     ),
 ]
 PromptOpt = Annotated[
-    int, tokens_option("--prompt", "-p", help="Prompt length in tokens.", show_default=False)
+    int,
+    tokens_option(
+        "--prompt",
+        "-p",
+        help="Prompt length in tokens; no default: this, --prompt-file or --chat is needed.",
+        show_default=False,
+    ),
 ]
 CachedOpt = Annotated[
     int, tokens_option("--cached", help="Prompt tokens reused from a prefix cache.")
@@ -397,7 +430,9 @@ def main(argv: list[str] | None = None) -> int:
 
     _add_exit_codes()
     try:
-        rv = app(args=argv, standalone_mode=False)
+        # one name however it is started (python -m tokenwalk too): the usage lines say it, and
+        # shell completion asks through $_TOKENWALK_COMPLETE
+        rv = app(args=argv, prog_name="tokenwalk", standalone_mode=False)
         if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
             return rv
     except TokenwalkError as exc:

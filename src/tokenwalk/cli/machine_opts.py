@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from tokenwalk.cli.app import parse_count, parse_gb
+from tokenwalk.cli.complete import complete_machine
 from tokenwalk.system import SystemSpec
 
 __all__ = [
@@ -42,6 +43,7 @@ MachineOpt = Annotated[
         "(2xrtx-3090); a discrete card sits in a host (--host).",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
+        autocompletion=complete_machine,
     ),
 ]
 BandwidthOpt = Annotated[
@@ -92,7 +94,7 @@ BackendOpt = Annotated[
     str | None,
     typer.Option(
         "--backend",
-        help="Backend: metal, cuda, rocm, vulkan, cpu, sycl, opencl.",
+        help="Backend: metal, cuda, rocm, vulkan, cpu, sycl, opencl. Default: the named machine's.",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
@@ -101,7 +103,7 @@ KindOpt = Annotated[
     str | None,
     typer.Option(
         "--kind",
-        help="Machine kind: igpu, apple, gpu, datacenter, cpu, sbc.",
+        help="Machine kind: igpu, apple, gpu, datacenter, cpu, sbc. Default: the named machine's.",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
@@ -110,8 +112,9 @@ MachinesFileOpt = Annotated[
     str | None,
     typer.Option(
         "--machines-file",
-        help="A YAML file of your own machines, merged over the catalogue "
-        "(also $TOKENWALK_MACHINES and the config-dir machines.yaml).",
+        help="A YAML file of your own machines, merged over the catalogue. Always read: "
+        "$TOKENWALK_MACHINES and machines.yaml in the config dir (~/.config/tokenwalk/ on "
+        "Linux), where `probe --write` and `calibrate` store theirs.",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
@@ -179,7 +182,10 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
     "host_tflops": (
         Annotated[
             float | None,
-            _opt("--host-tflops", help="CPU compute of the host, FP32 SIMD TFLOPS."),
+            _opt(
+                "--host-tflops",
+                help="CPU compute of the host, FP32 SIMD TFLOPS (overrides its own).",
+            ),
         ],
         None,
     ),
@@ -225,7 +231,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
             _opt(
                 "--n-cpu-moe",
                 "-ncmoe",
-                help="Keep the routed experts of the FIRST N layers in RAM.",
+                help="Keep the routed experts of the FIRST N layers in RAM. Default: 0, none.",
                 parser=parse_count,
                 metavar="N",
             ),

@@ -247,7 +247,12 @@ def calibrate(
     ] = None,
     threads: Annotated[
         int | None,
-        typer.Option("--threads", help="With --run: llama-bench -t N.", min=1, show_default=False),
+        typer.Option(
+            "--threads",
+            help="With --run: llama-bench -t N. Default: llama-bench's own.",
+            min=1,
+            show_default=False,
+        ),
     ] = None,
     save: Annotated[
         str | None,
@@ -261,7 +266,11 @@ def calibrate(
     machines_file: MachinesFileOpt = None,
     write_defaults: Annotated[
         bool,
-        typer.Option("--write-defaults", help="Write the refit to the package's data/timing.yaml."),
+        typer.Option(
+            "--write-defaults",
+            help="Write the refit to data/timing.yaml of the source checkout tokenwalk runs "
+            "from; an installed package is never written into (refused, nothing written).",
+        ),
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Fit and print, but write nothing.")
@@ -300,13 +309,15 @@ def calibrate(
 
 
 def _refit_defaults(write: bool, json: bool) -> None:
-    from tokenwalk.calibrate import fit_defaults, timing_yaml
-    from tokenwalk.catalog import data_path
+    from tokenwalk.calibrate import defaults_target, fit_defaults, timing_yaml
+    from tokenwalk.cli.output import current
+    from tokenwalk.cli.progress import StepProgress
     from tokenwalk.machine import timing_defaults
 
-    fit = fit_defaults()
-    if write:
-        path = data_path("timing.yaml")
+    path = defaults_target() if write else None  # refused before the fit, not after
+    with StepProgress(enabled=not (json or current().for_scripts)) as progress:
+        fit = fit_defaults(progress)
+    if path is not None:
         text = timing_yaml(fit)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -318,7 +329,7 @@ def _refit_defaults(write: bool, json: bool) -> None:
         return
     from tokenwalk.render.calibrate import render_defaults
 
-    render_defaults(fit, stdout_console(), written=write)
+    render_defaults(fit, stdout_console(), written=path)
 
 
 def _calibrate_run(
@@ -373,7 +384,11 @@ def _calibrate_one(
         from tokenwalk.model.resolve import load_model
 
         model = load_model(model_ref).model
-    result = calibrate_machine(m, runs, model)
+    from tokenwalk.cli.output import current
+    from tokenwalk.cli.progress import StepProgress
+
+    with StepProgress(enabled=not (json or current().for_scripts)) as progress:
+        result = calibrate_machine(m, runs, model, progress)
     target = Path(machines_file) if machines_file else user_machines_path()
     if not dry_run:
         note = (note or f"tokenwalk calibrate --from {Path(from_file).name}") + (

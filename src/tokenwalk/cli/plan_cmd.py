@@ -24,6 +24,7 @@ from tokenwalk.cli.app import (
     warn,
 )
 from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
+from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
@@ -301,8 +302,9 @@ def trace(
             return
         prompt = counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
-        tokenize_s = counted.tokenize_s
-        detail = f"{prompt:,} tokens ({counted.counted_with}), measured"
+        # the engine's tokenizer is timed by the model, not by how long counting took here:
+        # an answer is the same every time it is asked
+        detail = f"{prompt:,} tokens ({counted.counted_with})"
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
     tokens = prompt + output
@@ -383,7 +385,6 @@ def _trace_session(
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:
         check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
-    per_call = counted.tokenize_s / len(calls)
     report = session_report(
         mdl,
         m,
@@ -393,7 +394,6 @@ def _trace_session(
         cold=cold,
         ubatch=ubatch,
         kv_type=kv_type,
-        tokenize_s=[per_call] * len(calls),
     )
     report = report.model_copy(update={"energy": session_energy(report, power, price)})
     tokens = max(p + o for p, _, o in calls)
@@ -414,7 +414,11 @@ def spec(
     draft: Annotated[
         str | None,
         typer.Option(
-            "--draft", "-d", help="The draft model (any model argument).", show_default=False
+            "--draft",
+            "-d",
+            help="The draft model (any model argument); no default: this or --mtp is needed.",
+            show_default=False,
+            autocompletion=complete_model,
         ),
     ] = None,
     mtp: Annotated[

@@ -31,6 +31,7 @@ from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
+from tokenwalk.numbers import size
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -226,7 +227,7 @@ def budget_report(
         raise InputError("--system-gb cannot be negative")
     if system_bytes >= capacity_bytes:
         raise InputError(
-            f"--system-gb {system_bytes / 1e9:g} leaves nothing of {capacity_bytes / 1e9:g} GB"
+            f"--system-gb {system_bytes / 1e9:g} leaves nothing of {size(capacity_bytes)}"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
     # the shortest trained context bounds every stream of every model loaded together
@@ -278,8 +279,8 @@ def budget_report(
     if default_ctx > 4 * ctx and default_kv - kv_total > 0.05 * capacity_bytes:
         warnings.append(
             f"a runtime that reserves the full {default_ctx:,}-token context (Ollama does when it "
-            f"detects enough memory) holds {default_kv / 1e9:.1f} GB of KV instead of "
-            f"{kv_total / 1e9:.2f} GB: set the context to what you need"
+            f"detects enough memory) holds {size(default_kv)} of KV instead of "
+            f"{size(kv_total)}: set the context to what you need"
         )
     if best and best < ctx:
         warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
@@ -432,12 +433,12 @@ def memory_fit(
     fits = free >= 0
     what = " and ".join(m.name for m in models)
     if fits:
-        note = f"{what} fits: {free / 1e9:.1f} GB free at {ctx:,} tokens"
+        note = f"{what} fits: {size(free)} free at {ctx:,} tokens"
     else:
         left = "the GPU may hold" if limited else "left by the system"
         note = (
-            f"{what} does not fit: it needs {needed / 1e9:.1f} GB at {ctx:,} tokens, "
-            f"{-free / 1e9:.1f} GB more than the {room / 1e9:.1f} GB {left}; "
+            f"{what} does not fit: it needs {size(needed)} at {ctx:,} tokens, "
+            f"{size(-free)} more than the {size(room)} {left}; "
             "these times assume it all in memory (`tokenwalk budget`)"
         )
     return MemoryFit(

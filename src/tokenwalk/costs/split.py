@@ -50,6 +50,7 @@ from tokenwalk.costs.workload import check_workload, context_warnings, tokens_pe
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
+from tokenwalk.numbers import size
 from tokenwalk.system import Offload, System
 
 R = TypeVar("R", bound=BaseModel)
@@ -353,8 +354,8 @@ def split_budget_report(
         over = [d for d in devices if not d.fits]
         for d in over:
             hints.append(
-                f"{d.device}: {d.used_bytes / 1e9:.1f} GB asked of {d.room_bytes / 1e9:.1f} GB "
-                f"({-d.free_bytes / 1e9:.1f} GB short)"
+                f"{d.device}: {size(d.used_bytes)} asked of {size(d.room_bytes)} "
+                f"({size(-d.free_bytes)} short)"
             )
         if len(models) == 1:
             hints += _alternatives(models[0], system, offload, ctx, kv_type, parallel, ubatch)
@@ -418,13 +419,12 @@ def split_memory_fit(
     if not over:
         free = min(devices, key=lambda d: d.free_bytes)
         note = (
-            f"{name} fits ({setup.placement.flags}): {free.free_bytes / 1e9:.1f} GB free on "
+            f"{name} fits ({setup.placement.flags}): {size(free.free_bytes)} free on "
             f"{free.device} at {ctx:,} tokens"
         )
     else:
         short = "; ".join(
-            f"{d.device} needs {d.used_bytes / 1e9:.1f} GB of {d.room_bytes / 1e9:.1f} GB"
-            for d in over
+            f"{d.device} needs {size(d.used_bytes)} of {size(d.room_bytes)}" for d in over
         )
         note = (
             f"{name} does not fit as placed ({setup.placement.flags}): {short}; these times "

@@ -28,6 +28,7 @@ from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
+from tokenwalk.numbers import duration, size
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -148,7 +149,7 @@ def trace_report(
 ) -> TraceReport:
     """The whole request as phases with start and duration, and its totals.
 
-    `tokenize_s` is the measured time of rendering the template and tokenizing the prompt
+    `tokenize_s` is a given time of rendering the template and tokenizing the prompt
     (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token. A
     model split over cards and host brings its own `prefill` and decode `step(ctx)` ->
     (seconds, bytes)."""
@@ -179,7 +180,7 @@ def trace_report(
         add(
             "load from disk",
             load_s,
-            f"{model.file_bytes / 1e9:.1f} GB at {load_gbs:.3g} GB/s",
+            f"{size(model.file_bytes)} at {load_gbs:.3g} GB/s",
             model.file_bytes,
         )
     add(
@@ -192,7 +193,7 @@ def trace_report(
         add(
             "restore KV from disk",
             restored / (disk * 1e9),
-            f"{cached:,} tokens, {restored / 1e6:.0f} MB",
+            f"{cached:,} tokens, {size(restored)}",
             restored,
         )
     elif cached:
@@ -202,7 +203,7 @@ def trace_report(
             add(
                 f"prefill chunk {c.index + 1}/{len(pre.chunks)}",
                 c.time_s,
-                f"{c.tokens} tokens at {c.ctx:,}, {c.bound}",
+                f"{c.tokens:,} tokens at {c.ctx:,}, {c.bound}",
             )
     else:
         bounds = ", ".join(
@@ -217,13 +218,13 @@ def trace_report(
         add(
             "prefill",
             pre.ttft_s,
-            f"{len(pre.chunks)} chunks of up to {ubatch} tokens; bound by {bounds}",
+            f"{len(pre.chunks)} chunks of up to {ubatch:,} tokens; bound by {bounds}",
         )
     kv_after = kv_stored_bytes(model, prompt, kv_type, ubatch)
     state = state_bytes(model)
-    stored = f"{kv_after / 1e6:.0f} MB of KV for {prompt:,} tokens"
+    stored = f"{size(kv_after)} of KV for {prompt:,} tokens"
     if state:
-        stored += f" + {state / 1e6:.0f} MB of recurrent state"
+        stored += f" + {size(state)} of recurrent state"
     add("KV stored", 0.0, stored, kv_after + state)
     add("LM head + first token", 0.0, f"scores {model.n_vocab:,} tokens, samples one")
     ttft = t
@@ -239,7 +240,7 @@ def trace_report(
             "decode",
             dec_s,
             f"{steps:,} steps, context {prompt + 1:,} to {prompt + steps:,}; "
-            f"a step reads {first_bytes / 1e9:.2f} GB in {first_s * 1e3:.0f} ms",
+            f"a step reads {size(first_bytes)} in {duration(first_s)}",
             first_bytes * steps,
         )
     add("end", 0.0, "end-of-turn token")

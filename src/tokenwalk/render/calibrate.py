@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console, Group
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.render.fmt import seconds
 from tokenwalk.render.layout import FitTable, drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
 
@@ -19,7 +20,7 @@ def _err(s: ErrorStats) -> str:
     return f"{s.median_pct:.1f}% / {s.p90_pct:.1f}%"
 
 
-_COLUMNS = ("eff_bw", "eff_compute", "overhead us/layer", "rows_half", "rows")
+_COLUMNS = ("eff_bw", "eff_compute", "overhead per layer", "rows_half", "rows")
 
 
 def _params(name: str, p: dict) -> dict[str, str]:
@@ -28,13 +29,13 @@ def _params(name: str, p: dict) -> dict[str, str]:
         "fit": name,
         "eff_bw": f"{p['eff_bw']:.0%}",
         "eff_compute": f"{p['eff_compute']:.0%}",
-        "overhead us/layer": f"{p['overhead_per_layer_s'] * 1e6:,.0f}",
+        "overhead per layer": seconds(p["overhead_per_layer_s"]),
         "rows_half": f"{p['rows_half']:,.0f}",
         "rows": "" if rows is None else str(int(rows)),
     }
 
 
-def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> None:
+def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None) -> None:
     t = FitTable(
         title=f"Timing model fitted on {fit.rows_used} published runs "
         f"({fit.rows_excluded} left out)",
@@ -54,7 +55,10 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
         t.add_column(col, justify="left" if col == "fit" else "right", no_wrap=col != _COLUMNS[2])
     for r in rows:
         t.add_row(*(r[c] for c in kept))
-    e = FitTable(title="Error: median / 90th percentile", title_justify="left")
+    e = FitTable(
+        title="Fit residuals: |predicted / measured - 1|, median / 90th percentile",
+        title_justify="left",
+    )
     for col in ("", "decode", "prefill"):
         e.add_column(col, justify="left" if not col else "right")
     names = {
@@ -63,7 +67,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
     }
     for k, v in fit.errors.items():
         e.add_row(names.get(k, k), _err(v["decode"]), _err(v["prefill"]))
-    tail = "written to data/timing.yaml" if written else "not written (use --write-defaults)"
+    tail = f"written to {safe_markup(written)}" if written else "not written (use --write-defaults)"
     console.print(
         Group(
             t,
@@ -80,7 +84,10 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: bool) -> Non
 
 
 def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) -> None:
-    title = f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs"
+    title = (
+        f"{safe_markup(fit.machine)}: {fit.n_runs} llama-bench runs, tok/s measured and "
+        "predicted before and after the fit"
+    )
     t = FitTable(title=title, title_justify="left")
     for col in ("run", "measured", "before", "after"):
         t.add_column(col, justify="left" if col == "run" else "right")
@@ -92,7 +99,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['after_tok_s']:,.1f}",
         )
     p = FitTable(show_header=True, box=None)
-    for col in ("", "eff_bw", "eff_compute", "overhead us/layer", "rows_half", "median error"):
+    for col in ("", "eff_bw", "eff_compute", "overhead per layer", "rows_half", "median error"):
         # parameter names (as in the machine file) are never broken; the rest wrap at spaces
         p.add_column(col, justify="left" if not col else "right", no_wrap="_" in col)
     for name, d, err in (
@@ -103,7 +110,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             name,
             f"{d['eff_bw']:.0%}",
             f"{d['eff_compute']:.0%}",
-            f"{d['overhead_per_layer_s'] * 1e6:,.0f}",
+            seconds(d["overhead_per_layer_s"]),
             f"{d['rows_half']:,.0f}",
             f"{err.median_pct:.1f}%",
         )

@@ -1,22 +1,33 @@
-"""Number formatting shared by every view: decimal units (1 GB = 1e9 bytes), as the seed does."""
+"""Number formatting shared by every view: decimal units (1 GB = 1e9 bytes), as the seed does.
+
+Sizes and durations have one formatter each, `tokenwalk.numbers.size` and
+`tokenwalk.numbers.duration` (the cost layer's notes use them too); `human_bytes` and `seconds`
+are the names the views have always used for them.
+"""
 
 from __future__ import annotations
 
-__all__ = ["gb", "human_bytes", "params", "count", "seconds", "rate", "pct"]
+import math
 
+from tokenwalk.numbers import capacity, count, duration, size
 
-def human_bytes(n: float) -> str:
-    """Bytes in decimal units: 20,480 B -> '20.5 KB', 2.17e10 -> '21.7 GB'."""
-    n = float(n)
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if abs(n) >= scale:
-            v = n / scale
-            return f"{v:,.2f} {unit}" if v < 10 else f"{v:,.1f} {unit}"
-    return f"{n:,.0f} B"
+__all__ = [
+    "size",
+    "capacity",
+    "duration",
+    "human_bytes",
+    "seconds",
+    "params",
+    "count",
+    "rate",
+    "pct",
+]
 
+human_bytes = size
+"""Bytes in decimal units: 20,480 B -> '20.5 KB', 2.17e10 -> '21.7 GB' (`numbers.size`)."""
 
-def gb(n: float, digits: int = 2) -> str:
-    return f"{n / 1e9:,.{digits}f} GB"
+seconds = duration
+"""Seconds in the largest sensible unit: '80 ms', '5.1 s', '5.9 h' (`numbers.duration`)."""
 
 
 def params(n: float) -> str:
@@ -31,25 +42,16 @@ def params(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def count(n: float) -> str:
-    return f"{n:,.0f}"
-
-
-def seconds(s: float) -> str:
-    if s >= 120:
-        return f"{s / 60:.1f} min"
-    if s >= 10:
-        return f"{s:.0f} s"
-    if s >= 1:
-        return f"{s:.1f} s"
-    return f"{s * 1000:.0f} ms"
-
-
 def rate(tok_s: float) -> str:
-    if tok_s >= 100:
+    """Tokens per second: '13.0 tok/s', '1,234 tok/s' (whole from 100 up, 99.96 included),
+    two significant digits below 1 ('0.014 tok/s', never '0.0 tok/s')."""
+    if round(tok_s, 1) >= 100:
         return f"{tok_s:,.0f} tok/s"
-    return f"{tok_s:.1f} tok/s"
+    if tok_s >= 0.95 or tok_s <= 0 or not math.isfinite(tok_s):
+        return f"{tok_s:.1f} tok/s"
+    return f"{tok_s:.{1 - math.floor(math.log10(tok_s))}f} tok/s"
 
 
 def pct(x: float) -> str:
+    """A share as a whole percentage: 0.356 -> '36%'."""
     return f"{x * 100:.0f}%"

@@ -74,14 +74,14 @@ def render_kv(r: KvReport, console: Console) -> None:
     summary = Facts()
     summary.add_row(
         "KV per token",
-        f"{count(r.kv_bytes_per_token)} B",
-        "full-attention and MLA layers: grows with the context",
+        human_bytes(r.kv_bytes_per_token),
+        f"{count(r.kv_bytes_per_token)} bytes; grows with the context",
     )
     if r.sliding_kv_bytes_per_token:
         summary.add_row(
             "sliding per token",
-            f"{count(r.sliding_kv_bytes_per_token)} B",
-            "until the window fills",
+            human_bytes(r.sliding_kv_bytes_per_token),
+            f"{count(r.sliding_kv_bytes_per_token)} bytes, until the window fills",
         )
     summary.add_row("KV cache", human_bytes(r.kv_bytes), f"{count(r.kv_bytes)} bytes")
     if r.state_bytes:
@@ -95,7 +95,7 @@ def render_kv(r: KvReport, console: Console) -> None:
         ratio = r.every_layer_kv_bytes_per_token / r.kv_bytes_per_token
         summary.add_row(
             "if every layer kept a cache",
-            f"{count(r.every_layer_kv_bytes_per_token)} B/token",
+            f"{human_bytes(r.every_layer_kv_bytes_per_token)}/token",
             f"{ratio:.1f}x more",
         )
 

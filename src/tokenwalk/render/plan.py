@@ -14,7 +14,7 @@ from rich.text import Text
 from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
-from tokenwalk.render.fmt import count, human_bytes, seconds
+from tokenwalk.render.fmt import capacity, count, human_bytes, rate, seconds
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
@@ -42,7 +42,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
         _render_devices(r, console)
         return
     t = FitTable(
-        title=f"Memory on {safe_markup(r.machine)}: {_capacity(r.capacity_bytes)}",
+        title=f"Memory on {safe_markup(r.machine)}: {capacity(r.capacity_bytes)}",
         title_justify="left",
     )
     for col in ("", "bytes", "share", ""):
@@ -72,7 +72,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     summary.add_row("verdict", verdict)
     if r.gpu_limit_bytes is not None:
         summary.add_row(
-            "the GPU may hold", f"{_capacity(r.gpu_limit_bytes)}: {escape(r.gpu_limit_note)}"
+            "the GPU may hold", f"{capacity(r.gpu_limit_bytes)}: {escape(r.gpu_limit_note)}"
         )
     summary.add_row(
         "largest context that fits",
@@ -136,7 +136,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     summary.add_row("placement", safe_text(f"{r.split}  ({r.placement})", limit=None))
     summary.add_row(
         "capacity",
-        "; ".join(f"{safe_markup(d.device)} {_capacity(d.capacity_bytes)}" for d in r.devices),
+        "; ".join(f"{safe_markup(d.device)} {capacity(d.capacity_bytes)}" for d in r.devices),
     )
     if r.host:
         summary.add_row("host", safe_text(r.host, limit=None))
@@ -152,14 +152,6 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     console.print(
         "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
     )
-
-
-def _capacity(n: float) -> str:
-    """Decimal GB, and the GiB a vendor would print where it is a round number of them."""
-    gib = n / 2**30
-    if abs(gib - round(gib, 1)) < 1e-9:
-        return f"{human_bytes(n)} ({gib:g} GiB)"
-    return human_bytes(n)
 
 
 _CHUNK_NAME = re.compile(r"prefill chunk (\d+)/(\d+)")
@@ -303,7 +295,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
     s.add_row(
         "writing",
         seconds(r.decode_s),
-        f"{r.decode_tok_s:.1f} tok/s; a step reads "
+        f"{rate(r.decode_tok_s)}; a step reads "
         f"{human_bytes(r.decode_step_read_bytes)} in {seconds(r.decode_step_s)}",
     )
     s.add_row("whole request", seconds(r.total_s), "")
@@ -336,8 +328,8 @@ def render_spec(r: SpecReport, console: Console) -> None:
             f"by {r.gamma + 1} tokens, against {r.experts_per_token} for one",
         )
     head.add_row("round", seconds(r.round_s), "")
-    head.add_row("with speculation", f"{r.tok_s:.1f} tok/s", "")
-    head.add_row("without", f"{r.baseline_tok_s:.1f} tok/s", "")
+    head.add_row("with speculation", rate(r.tok_s), "")
+    head.add_row("without", rate(r.baseline_tok_s), "")
     style = "bold green" if r.pays else "bold red"
     head.add_row(
         "speedup",

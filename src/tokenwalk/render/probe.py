@@ -8,21 +8,21 @@ from rich.table import Table
 
 from tokenwalk.probe import ProbeReport
 from tokenwalk.probe.measure import Summary
+from tokenwalk.render.fmt import capacity, seconds
 from tokenwalk.render.layout import FitTable
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_probe"]
 
-GIB = 1 << 30
 
-
-def _gib(n: int | None) -> str:
-    return f"{n / GIB:.1f} GiB" if n else "?"
+def _memory(n: int | None) -> str:
+    """A memory size as every view prints it: decimal GB, with the GiB where round."""
+    return capacity(n) if n else "?"
 
 
 def _memory_line(r: ProbeReport) -> str:
     mem = r.detected.memory
-    line = f"{_gib(mem.total_bytes)} ({mem.source})"
+    line = f"{_memory(mem.total_bytes)} ({mem.source})"
     told = " ".join(
         x for x in (mem.dram_type, f"{mem.speed_mts} MT/s" if mem.speed_mts else None) if x
     )
@@ -35,7 +35,7 @@ def _cpu_line(r: ProbeReport) -> str:
     c = r.detected.cpu
     cores = f"{c.n_cores} cores / {c.n_threads} threads" if c.n_cores else f"{c.n_threads} threads"
     usable = f" ({c.n_usable_threads} usable)" if c.n_usable_threads != c.n_threads else ""
-    l3 = f", last-level cache {c.l3_bytes / (1 << 20):,.0f} MiB" if c.l3_bytes else ""
+    l3 = f", last-level cache {capacity(c.l3_bytes)}" if c.l3_bytes else ""
     simd = " ".join(c.simd) if c.simd else "no SIMD features listed"
     return f"{c.name or '?'} ({c.arch}), {cores}{usable}{l3}; {simd}"
 
@@ -45,7 +45,7 @@ def _gpus_line(r: ProbeReport) -> str:
         return "none found"
     parts = []
     for g in r.detected.gpus:
-        mem = _gib(g.memory_bytes) if g.memory_bytes else "memory shared or not told"
+        mem = _memory(g.memory_bytes) if g.memory_bytes else "memory shared or not told"
         cores = f", {g.n_gpu_cores} GPU cores" if g.n_gpu_cores else ""
         parts.append(f"{g.name} ({g.vendor}, {mem}{cores}; {g.source})")
     return "; ".join(parts)
@@ -87,8 +87,8 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
     m = r.measured
     if m is not None:
         t = FitTable(
-            title=f"Measured in {m.elapsed_s:.1f} s, memory budget "
-            f"{m.memory_budget_bytes / GIB:.2f} GiB, {m.n_repeats} repeats",
+            title=f"Measured in {seconds(m.elapsed_s)}, memory budget "
+            f"{capacity(m.memory_budget_bytes)}, {m.n_repeats} repeats",
             title_justify="left",
             box=box.SIMPLE_HEAD,
         )
@@ -100,7 +100,7 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
         _row(t, f"f32 GEMM n={m.gemm_size}, 1 thread", "GFLOP/s", m.gemm_gflops_1t)
         _row(t, f"f32 GEMM n={m.gemm_size}, {n} threads", "GFLOP/s", m.gemm_gflops_all)
         notes = [
-            f"read: numpy sum over {m.buffer_bytes / GIB:.2f} GiB of float64 in {n} chunks on "
+            f"read: numpy sum over {capacity(m.buffer_bytes)} of float64 in {n} chunks on "
             f"{n} threads, after an untimed pass; 1 GB = 1e9 bytes",
             f"GEMM: {m.gemm_note}; BLAS {m.blas}",
         ]

@@ -27,7 +27,7 @@ def render_size(r: SizeReport, console: Console) -> None:
         human_bytes(r.weight_read_bytes_per_token),
         "bytes a decode step reads (weights only)",
     )
-    head.add_row("FLOPs per token", f"{r.flops_per_token / 1e9:.2f} G", "2 x active weights")
+    head.add_row("FLOPs per token", f"{r.flops_per_token / 1e9:,.2f} GFLOP", "2 x active weights")
     head.add_row(
         "arithmetic intensity", f"{r.arithmetic_intensity:.1f} FLOP/byte", "at one token per pass"
     )

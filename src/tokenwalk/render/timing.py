@@ -18,16 +18,9 @@ def fit_line(fit: Efficiency) -> str:
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
         f"products of {fit.rows_half:,.0f} rows), "
-        f"{fit.overhead_per_layer_s * 1e6:,.0f} us per layer; "
+        f"{seconds(fit.overhead_per_layer_s)} per layer; "
         f"from {safe_markup(fit.source)}"
     )
-
-
-def _short_seconds(s: float) -> str:
-    """Like `seconds`, with microseconds below a millisecond (never a bare "0 ms")."""
-    if 0 < s < 0.5e-6:
-        return "< 1 us"
-    return f"{s * 1e6:,.0f} us" if 0 < s < 1e-3 else seconds(s)
 
 
 def _kv(t: Facts, key: str, value: str, note: str = "") -> None:
@@ -64,7 +57,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         if split
         else f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
-    _kv(s, "estimate", rate(r.tok_s), f"{r.ms_per_token:,.1f} ms per step, {r.bound}-bound")
+    _kv(s, "estimate", rate(r.tok_s), f"{seconds(r.ms_per_token / 1e3)} per step, {r.bound}-bound")
     _kv(
         s,
         "  memory",
@@ -77,7 +70,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         _kv(
             s,
             "  compute",
-            _short_seconds(r.compute_s),
+            seconds(r.compute_s),
             "each device's FLOPs at its own rate (below); a GPU's mat-vec kernels hide the "
             "weights' under the read, a CPU's do not",
         )
@@ -87,7 +80,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
             _kv(
                 s,
                 "  compute",
-                _short_seconds(r.compute_s),
+                seconds(r.compute_s),
                 f"(FLOPs + rows_half x FLOPs per row) / {rates}: a CPU's mat-vec products run "
                 f"at 1 / (1 + {r.fit.rows_half:,.0f}) of its large-product rate",
             )
@@ -95,12 +88,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
             _kv(
                 s,
                 "  compute",
-                _short_seconds(r.compute_s),
+                seconds(r.compute_s),
                 f"attention only / {rates}: the weights' {r.flops_per_token / 1e9:,.1f} GFLOP "
                 "per token run on mat-vec kernels, inside the memory time",
             )
         else:
-            _kv(s, "  compute", _short_seconds(r.compute_s), f"matrix FLOPs / {rates}")
+            _kv(s, "  compute", seconds(r.compute_s), f"matrix FLOPs / {rates}")
     _kv(s, "  overhead", seconds(r.overhead_s), "fixed cost per layer")
     _kv(
         s,
@@ -153,7 +146,7 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
                 "device": "link" if p.role == "link" else f"{visible(p.device)} ({p.role})",
                 "weights": human_bytes(p.weight_bytes) if p.role != "link" else "",
                 "KV read": human_bytes(p.kv_read_bytes) if p.role != "link" else "",
-                "time": f"{_short_seconds(p.time_s)} ({pct(p.time_s / total)})",
+                "time": f"{seconds(p.time_s)} ({pct(p.time_s / total)})",
                 "note": visible(p.how or (f"{p.bound}-bound" if p.bound else "")),
             }
         )
