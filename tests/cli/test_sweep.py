@@ -304,3 +304,50 @@ def test_csv_rows_of_the_defaults_refit():
         ("in_sample", "prefill"),
     ]
     assert rows[0]["median_pct"] == 10.0
+
+
+# -- several models in one command -------------------------------------------------------------
+
+
+def test_models_listed_run_once_each_and_equal_the_single_runs(capsys) -> None:
+    """`decode a,b -m x,y`: the models vary slowest, each row equals its single run."""
+    d = run_json(capsys, "decode", f"{MODEL},qwen3.6-27b", "-m", "radeon-860m,rtx-5090")
+    assert d["axes"] == ["model", "machine"]
+    got = [(r["inputs"]["model"], r["inputs"]["machine"]) for r in d["rows"]]
+    assert got == [
+        (MODEL, "radeon-860m"),
+        (MODEL, "rtx-5090"),
+        ("qwen3.6-27b", "radeon-860m"),
+        ("qwen3.6-27b", "rtx-5090"),
+    ]
+    for (model, machine), row in zip(got, d["rows"], strict=True):
+        single = run_json(capsys, "decode", model, "-m", machine)
+        assert row["values"]["tok_s"] == single["tok_s"]
+
+
+def test_model_lists_in_size_and_spec(capsys) -> None:
+    rows = run_csv(capsys, "size", f"{MODEL},qwen3.6-27b")
+    assert [r["model"] for r in rows] == [MODEL, "qwen3.6-27b"]
+    d = run_json(
+        capsys,
+        "spec",
+        f"qwen3.6-27b,{MODEL}",
+        "--draft",
+        "qwen3-0.6b",
+        "-m",
+        "radeon-860m",
+        code=1,
+    )  # the seed: a draft pays for the dense model, loses for the MoE (exit 1: one loses)
+    assert [r["inputs"]["target"] for r in d["rows"]] == ["qwen3.6-27b", MODEL]
+
+
+def test_a_file_with_a_comma_in_its_name_is_one_model(capsys, tmp_path) -> None:
+    from tokenwalk.cli.sweep import model_items
+
+    f = tmp_path / "a,b.gguf"
+    f.write_bytes(b"")
+    assert model_items(str(f)) == [str(f)]
+    assert model_items("https://example.org/a,b.gguf") == ["https://example.org/a,b.gguf"]
+    assert model_items("a,b") == ["a", "b"]
+    code, _, err = run(capsys, "size", f"{MODEL},")
+    assert code == 2 and "empty item" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,179 @@ def test_gpt_oss_20b_fits_a_16_gb_card(capsys: pytest.CaptureFixture[str]) -> No
 
     assert main(["budget", "gpt-oss-20b", "-m", "rtx-5060-ti-16gb", "--ctx", "131072"]) == 0
     assert "does not fit" not in capsys.readouterr().out
+
+
+# -- i-quants ---------------------------------------------------------------------------------
+# tests/data/llama-quantize/types.json: the type llama-quantize --dry-run picks for every tensor
+# under each preset (scripts/quant_types.py), for two real files of the ground truth (SmolLM2,
+# 576-wide rows that the i-quants' 256 block does not divide; gemma3, grouped-query attention 4)
+# and two small MoEs the script writes (8 experts; 16 experts with a shared expert).
+ORACLE = json.loads(
+    (Path(__file__).parents[1] / "data" / "llama-quantize" / "types.json").read_text()
+)
+HEADERS = Path(__file__).parents[1] / "data" / "cpu-ground-truth" / "headers"
+ORACLE_CASES = [
+    (model, name) for model, entry in ORACLE["models"].items() for name in entry["presets"]
+]
+
+
+def _oracle_table(model: str, name: str) -> list[TensorInfo]:
+    entry = ORACLE["models"][model]
+    if entry["config"] is None:  # a real file: its header and the converter's tensor list
+        spec = spec_of(load(HEADERS / f"{model}.header.gguf"))
+        return assign_types(spec, synthesize_tensors(spec), name)
+    spec = spec_from_config(entry["config"])
+    return assign_types(spec, [(n, tuple(s)) for n, s in entry["tensors"]], name)
+
+
+@pytest.mark.parametrize(("model", "name"), ORACLE_CASES)
+def test_types_match_llama_quantize(model: str, name: str) -> None:
+    entry = ORACLE["models"][model]
+    recorded = entry["presets"][name]
+    want = dict(zip([n for n, _ in entry["tensors"]], recorded["types"].split(), strict=True))
+    table = _oracle_table(model, name)
+    got = {t.name: Q(t.ggml_type).name for t in table}
+    assert got == want
+    quant_mib = sum(t.n_bytes for t in table) / 2**20
+    assert quant_mib == pytest.approx(recorded["quant_size_mib"], abs=0.006)
+
+
+def test_iq_presets_reproduce_real_files() -> None:
+    """SmolLM2-135M requantized by llama-quantize (importance matrix of ones) to IQ2_M and
+    IQ3_XXS held 83,803,392 and 85,171,968 bytes of tensor data; the tables match tensor for
+    tensor, offsets included."""
+    spec = spec_of(load(HEADERS / "SmolLM2-135M-Instruct.Q4_1.header.gguf"))
+    rows = synthesize_tensors(spec)
+    assert data_bytes(assign_types(spec, rows, "IQ2_M")) == 83_803_392
+    assert data_bytes(assign_types(spec, rows, "IQ3_XXS")) == 85_171_968
+
+
+LLAMA3_8B = {
+    "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "vocab_size": 128256, "tie_word_embeddings": False,
+}  # fmt: skip
+
+
+def test_iq2_m_dense_llama() -> None:
+    types = {t.name: Q(t.ggml_type) for t in build(LLAMA3_8B, "IQ2_M")}
+    assert types["output.weight"] == Q.Q5_K
+    assert types["token_embd.weight"] == Q.IQ3_S
+    assert types["blk.0.attn_q.weight"] == Q.IQ2_S
+    assert types["blk.0.attn_v.weight"] == Q.Q4_K  # grouped-query attention 4
+    assert types["blk.0.attn_output.weight"] == Q.IQ3_S
+    assert types["blk.3.ffn_down.weight"] == Q.IQ3_S  # the first eighth of the layers
+    assert types["blk.4.ffn_down.weight"] == Q.IQ2_S
+    assert types["blk.4.ffn_up.weight"] == Q.IQ2_S
+
+
+def test_iq1_iq3_dense_llama() -> None:
+    iq1 = {t.name: Q(t.ggml_type) for t in build(LLAMA3_8B, "IQ1_S")}
+    assert iq1["token_embd.weight"] == Q.Q2_K
+    assert iq1["blk.0.attn_output.weight"] == Q.IQ2_XXS
+    assert iq1["blk.0.ffn_down.weight"] == Q.Q2_K
+    assert iq1["blk.9.ffn_gate.weight"] == Q.IQ1_S
+    iq3 = {t.name: Q(t.ggml_type) for t in build(LLAMA3_8B, "IQ3_XXS")}
+    assert iq3["output.weight"] == Q.Q5_K
+    assert iq3["blk.0.attn_q.weight"] == Q.IQ2_S
+    assert iq3["blk.0.attn_k.weight"] == Q.IQ2_S
+    assert iq3["blk.0.attn_output.weight"] == Q.IQ3_S
+    assert iq3["blk.0.ffn_down.weight"] == Q.IQ3_XXS  # with an importance matrix: no bump
+    xs = {t.name: Q(t.ggml_type) for t in build(LLAMA3_8B, "IQ3_XS")}
+    assert xs["blk.3.ffn_up.weight"] == Q.IQ3_S
+    assert xs["blk.4.ffn_up.weight"] == Q.IQ3_XXS  # the middle three quarters
+    assert xs["blk.28.ffn_gate.weight"] == Q.IQ3_S
+    m = {t.name: Q(t.ggml_type) for t in build(LLAMA3_8B, "IQ3_M")}
+    assert m["output.weight"] == Q.Q6_K
+    assert m["blk.0.attn_v.weight"] == m["blk.0.attn_output.weight"] == Q.Q4_K
+    assert m["blk.3.ffn_down.weight"] == Q.Q4_K
+    assert m["blk.4.ffn_down.weight"] == Q.IQ3_S
+
+
+def test_iq2_m_moe_bumps() -> None:
+    """qwen3.6-35b-a3b: 256 experts (attn_v Q4_K), a shared expert (ffn_down counted twice a
+    layer, so the bump covers the first 40/16 = 2.5 layers)."""
+    types = {t.name: Q(t.ggml_type).name for t in build(QWEN36_35B, "IQ2_M")}
+    assert types["blk.3.attn_v.weight"] == "Q4_K"
+    assert types["blk.0.attn_qkv.weight"] == "Q4_K"  # attn_qkv counts as attn_v
+    assert types["blk.3.attn_k.weight"] == "IQ2_S"
+    assert types["blk.0.ffn_down_exps.weight"] == "IQ3_S"
+    assert types["blk.2.ffn_down_exps.weight"] == "IQ3_S"
+    assert types["blk.2.ffn_down_shexp.weight"] == "IQ2_S"
+    assert types["blk.3.ffn_down_exps.weight"] == "IQ2_S"
+    assert types["blk.0.ffn_gate_inp.weight"] == "F32"
+    mixtral = {
+        **LLAMA3_8B,
+        "model_type": "mixtral",
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+    }
+    eight = {t.name: Q(t.ggml_type) for t in build(mixtral, "IQ2_XXS")}
+    assert eight["blk.0.attn_v.weight"] == Q.Q4_K
+    assert eight["blk.0.attn_k.weight"] == Q.Q4_K
+    assert eight["blk.0.attn_output.weight"] == Q.Q5_K
+    assert eight["blk.0.ffn_down_exps.weight"] == Q.Q2_K
+    assert eight["blk.4.ffn_down_exps.weight"] == Q.IQ2_XXS
+
+
+def test_iq_falls_back_to_iq4_nl() -> None:
+    """gpt-oss's 2880-wide rows: the i-quants take IQ4_NL, the output head Q8_0."""
+    types = {t.name: Q(t.ggml_type) for t in build(GPT_OSS_20B, "IQ2_M")}
+    assert types["blk.0.attn_q.weight"] == Q.IQ4_NL
+    assert types["output.weight"] == Q.Q8_0
+    assert types["blk.0.attn_output.weight"] == Q.IQ3_S  # 4096-wide rows
+
+
+def test_gpt_oss_experts_stay_mxfp4_under_iq_presets() -> None:
+    cfg = {**GPT_OSS_20B, "quantization_config": {"quant_method": "mxfp4"}}
+    for name in ("IQ1_S", "IQ2_M", "IQ3_XXS", "IQ3_M"):
+        types = {t.name: Q(t.ggml_type) for t in build(cfg, name)}
+        assert types["blk.0.ffn_down_exps.weight"] == Q.MXFP4, name
+        assert types["blk.0.ffn_up_exps.weight"] == Q.MXFP4, name
+        # 32 experts, GQA 8: Q4_K, which falls back to Q5_0 on 2880-wide rows
+        assert types["blk.0.attn_v.weight"] == Q.Q5_0, name
+
+
+def test_iq_presets_order_by_size(qwen2_path: Path) -> None:
+    spec = spec_of(load(qwen2_path))
+    rows = synthesize_tensors(spec)
+    order = ["IQ4_XS", "IQ3_M", "IQ3_S", "IQ3_XS", "IQ3_XXS", "IQ2_M", "IQ2_S", "IQ2_XS",
+             "IQ2_XXS", "IQ1_M", "IQ1_S"]  # fmt: skip
+    sizes = [data_bytes(assign_types(spec, rows, p)) for p in order]
+    assert sizes == sorted(sizes, reverse=True)
+    bpw = {
+        p: 8 * s / n_params(assign_types(spec, rows, p)) for p, s in zip(order, sizes, strict=True)
+    }
+    assert bpw["IQ1_S"] < bpw["IQ2_XXS"] < bpw["IQ2_M"] < bpw["IQ3_XXS"] < bpw["IQ3_M"]
+    assert bpw["IQ3_M"] < bpw["IQ4_XS"]
+
+
+def test_iq_descriptions_state_bits_per_weight() -> None:
+    assert PRESETS["IQ2_XXS"].description.startswith("2.06 bits/weight")
+    assert PRESETS["IQ1_S"].description.startswith("1.56 bits/weight")
+    assert "IQ2_S 2.56 bits/weight" in PRESETS["IQ2_M"].description
+    for name in ("IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS"):
+        assert PRESETS[name].imatrix
+        assert "importance matrix" in PRESETS[name].description
+    assert not PRESETS["IQ3_M"].imatrix
+    assert preset("iq2_m") is PRESETS["IQ2_M"]
+
+
+def test_size_iq2_m_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenwalk.cli import main
+
+    assert main(["size", "qwen3.6-35b-a3b", "--quant", "IQ2_M", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["quant"] == "IQ2_M"
+    assert 2.6 < out["bits_per_weight_data"] < 2.8
+
+
+def test_size_quant_ladder_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenwalk.cli import main
+
+    args = ["size", "qwen3.6-35b-a3b", "--quant", "Q8_0,Q6_K,Q4_K_M,IQ2_M", "--json"]
+    assert main(args) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["quant"] for r in runs] == ["Q8_0", "Q6_K", "Q4_K_M", "IQ2_M"]
+    sizes = [r["file_bytes"] for r in runs]
+    assert sizes == sorted(sizes, reverse=True)

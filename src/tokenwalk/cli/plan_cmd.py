@@ -205,7 +205,7 @@ def budget(
 
 @app.command()
 @sweep(
-    ["prompt", "output", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS],
+    ["model", "prompt", "output", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS],
     single=SYSTEM_SINGLE,
 )
 @system_options
@@ -403,7 +403,7 @@ def _trace_session(
 
 @app.command()
 @sweep(
-    ["gamma", "alpha", "ctx", "kv_type", "quant", "draft_quant", *SYSTEM_LISTS],
+    ["target", "gamma", "alpha", "ctx", "kv_type", "quant", "draft_quant", *SYSTEM_LISTS],
     single=[*SYSTEM_SINGLE, "draft"],
 )
 @system_options

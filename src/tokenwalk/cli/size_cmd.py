@@ -24,7 +24,7 @@ from tokenwalk.cli.sweep import sweep
 
 
 @app.command()
-@sweep(["quant"])
+@sweep(["model", "quant"])
 @output_options
 def size(
     model: ModelArg, quant: QuantOpt = None, json: JsonOpt = False, no_cache: NoCacheOpt = False
@@ -41,7 +41,7 @@ def size(
 
 
 @app.command()
-@sweep(["ctx", "kv_type", "parallel", "ubatch", "quant"])
+@sweep(["model", "ctx", "kv_type", "parallel", "ubatch", "quant"])
 @output_options
 def kv(
     model: ModelArg,

@@ -19,13 +19,14 @@ import typer
 
 from tokenwalk.errors import InputError
 
-__all__ = ["LIST_NOTE", "NAMES_NOTE", "Values", "split_list", "sweep"]
+__all__ = ["LIST_NOTE", "MODELS_NOTE", "NAMES_NOTE", "Values", "model_items", "split_list", "sweep"]
 
 # What every option that takes a list says in its --help: numbers, then names.
 LIST_NOTE = (
     " A list runs once per value: 1,2,4 or 2k,8k,32k (8,192 is one number; '512, 256' a list)."
 )
 NAMES_NOTE = " A list (a,b) runs once per value."
+MODELS_NOTE = " Several models (a,b) run once each."
 
 # 8,192 and 1,048,576 are one number, as README "Numbers" says; 0,128 and 0,128k are two
 _THOUSANDS = re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?\s*")
@@ -84,9 +85,19 @@ def _base(annotation: Any) -> Any:
 def _option_info(annotation: Any) -> Any:
     if get_origin(annotation) is Annotated:
         for meta in get_args(annotation)[1:]:
-            if isinstance(meta, typer.models.OptionInfo):
+            if isinstance(meta, (typer.models.OptionInfo, typer.models.ArgumentInfo)):
                 return meta
     return None
+
+
+def model_items(value: str) -> list[str]:
+    """The models of a MODEL argument: 'qwen3-8b,llama-3.1-8b' -> two; a file that exists or
+    a URL stays one, commas and all."""
+    from pathlib import Path
+
+    if "," not in value or "://" in value or Path(value).exists():
+        return [value]
+    return split_list(value, numbers=False)
 
 
 def _flag(annotation: Any) -> str:
@@ -107,10 +118,12 @@ def _listed(annotation: Any) -> Any:
     item, numbers = _item_parser(annotation, info)
     metavar = info.metavar or {int: "<int>", float: "<float>"}.get(_base(annotation), "<str>")
 
+    model = isinstance(info, typer.models.ArgumentInfo)  # MODEL: a list of models
+
     def parse(value: Any) -> Any:
         if not isinstance(value, str):  # a default, already a value
             return value
-        items = split_list(value, numbers=numbers)
+        items = model_items(value) if model else split_list(value, numbers=numbers)
         if len(items) == 1:
             return Values([item(value)])
         return Values(item(v) for v in items)
@@ -118,12 +131,15 @@ def _listed(annotation: Any) -> Any:
     listed = copy.copy(info)
     listed.parser = parse
     listed.metavar = metavar
-    listed.help = (info.help or "") + (LIST_NOTE if numbers else NAMES_NOTE)
+    listed.help = (info.help or "") + (
+        MODELS_NOTE if model else LIST_NOTE if numbers else NAMES_NOTE
+    )
     return Annotated[get_args(annotation)[0], listed]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_ARGUMENTS = ("model", "target")  # the MODEL arguments that take a list
 _CONTEXT = "sweep_context"  # the parameter Typer fills with the command's context
 MAX_RUNS = 1000  # a product of lists grows fast: more runs than this is a typing slip
 
@@ -183,7 +199,10 @@ def _given_order(context: Any) -> Callable[[str], int]:
     """Sort key of option names: the order they were given on the command line (click fills
     its context's params in that order), else the command's own."""
     order = list(getattr(context, "params", None) or [])
-    return lambda name: order.index(name) if name in order else len(order)
+    # the models (the command's argument) vary slowest: a table reads model by model
+    return lambda name: (
+        -1 if name in _ARGUMENTS else order.index(name) if name in order else len(order)
+    )
 
 
 def _run(

@@ -30,7 +30,7 @@ from tokenwalk.system import SystemSpec
 
 
 @app.command()
-@sweep(["ctx", "kv_type", "parallel", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
+@sweep(["model", "ctx", "kv_type", "parallel", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
 @system_options
 @cost_options
 @output_options
@@ -88,7 +88,9 @@ def decode(
 
 
 @app.command()
-@sweep(["prompt", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE)
+@sweep(
+    ["model", "prompt", "cached", "ubatch", "kv_type", "quant", *SYSTEM_LISTS], single=SYSTEM_SINGLE
+)
 @system_options
 @cost_options
 @output_options

@@ -4,8 +4,15 @@
 tensor table: which tensors may be quantized at all, the mix rules of each preset (more bits for
 ``attn_v`` and ``ffn_down`` in some layers, Q6_K output head, the 8-expert bumps, MXFP4 experts),
 and the fallback to a 32-wide block type when a row is not a multiple of the 256-wide K-quant
-block. The source is taken to be a BF16 conversion, so tensors the converter keeps in F32
-(norms, biases, routers, convolution kernels) stay F32.
+or i-quant block (IQ4_NL for the i-quants). The source is taken to be a BF16 conversion, so
+tensors the converter keeps in F32 (norms, biases, routers, convolution kernels) stay F32.
+
+llama-quantize refuses the IQ1, IQ2, IQ3_XXS and IQ3_XS file types without an importance matrix
+(``--imatrix``: any tensor it would write as IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S or IQ3_XXS needs
+one), so those presets are replayed with one; its values change the weights, not their types.
+The other presets are replayed as a plain ``llama-quantize IN OUT TYPE`` without one: an
+importance matrix changes the types only of IQ3_XXS, IQ4_NL/IQ4_XS (no Q5_K ``ffn_down`` in the
+first eighth of the layers) and Q4_0/Q5_0 (Q4_1/Q5_1 there).
 
 Tensors that arrive already quantized keep their type under every preset: the converter writes
 gpt-oss's expert weights as MXFP4 blocks whatever the output type, and llama-quantize does not
@@ -32,16 +39,28 @@ Q = GGMLQuantizationType
 
 @dataclass(frozen=True)
 class Preset:
-    """A llama.cpp file type (``LLAMA_FTYPE_MOSTLY_*``) and its default tensor type."""
+    """A llama.cpp file type (``LLAMA_FTYPE_MOSTLY_*``) and its default tensor type.
+
+    `imatrix` is true where llama-quantize needs an importance matrix to write the file type.
+    """
 
     name: str
     default_type: GGMLQuantizationType
     description: str
+    imatrix: bool = False
 
     @property
     def is_float(self) -> bool:
         return self.default_type in (Q.F32, Q.F16, Q.BF16)
 
+
+def _bpw(t: GGMLQuantizationType) -> str:
+    """Bits per weight of a ggml type, 8 x block bytes / block weights, as "2.06 bits/weight"."""
+    block_weights, block_bytes = GGML_QUANT_SIZES[t]
+    return f"{8 * block_bytes / block_weights:.2f} bits/weight"
+
+
+_IMATRIX = "importance matrix required"
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -65,6 +84,18 @@ PRESETS: dict[str, Preset] = {
         Preset("Q2_K", Q.Q2_K, "Q2_K, attn_v Q3_K/Q4_K, ffn_down Q3_K"),
         Preset("IQ4_XS", Q.IQ4_XS, "4.25 bits/weight, non-linear"),
         Preset("IQ4_NL", Q.IQ4_NL, "4.5 bits/weight, non-linear"),
+        Preset("IQ3_M", Q.IQ3_S, f"IQ3_S {_bpw(Q.IQ3_S)}, attention Q4_K"),
+        Preset("IQ3_S", Q.IQ3_S, f"{_bpw(Q.IQ3_S)}, non-linear"),
+        Preset("IQ3_XS", Q.IQ3_S, f"IQ3_S {_bpw(Q.IQ3_S)}, most ffn IQ3_XXS; {_IMATRIX}", True),
+        Preset("IQ3_XXS", Q.IQ3_XXS, f"{_bpw(Q.IQ3_XXS)}, attn_q/k IQ2_S; {_IMATRIX}", True),
+        Preset("IQ2_M", Q.IQ2_S, f"IQ2_S {_bpw(Q.IQ2_S)}, attention IQ3_S; {_IMATRIX}", True),
+        Preset("IQ2_S", Q.IQ2_XS, f"IQ2_XS {_bpw(Q.IQ2_XS)}, attention IQ3_S; {_IMATRIX}", True),
+        Preset("IQ2_XS", Q.IQ2_XS, f"{_bpw(Q.IQ2_XS)}, non-linear; {_IMATRIX}", True),
+        Preset("IQ2_XXS", Q.IQ2_XXS, f"{_bpw(Q.IQ2_XXS)}, non-linear; {_IMATRIX}", True),
+        Preset("IQ1_M", Q.IQ1_M, f"{_bpw(Q.IQ1_M)}, attn_output IQ2_XXS; {_IMATRIX}", True),
+        Preset("IQ1_S", Q.IQ1_S, f"{_bpw(Q.IQ1_S)}, attn_output IQ2_XXS; {_IMATRIX}", True),
+        Preset("TQ2_0", Q.TQ2_0, f"{_bpw(Q.TQ2_0)}, ternary, for BitNet-style models"),
+        Preset("TQ1_0", Q.TQ1_0, f"{_bpw(Q.TQ1_0)}, ternary, for BitNet-style models"),
         Preset("MXFP4", Q.MXFP4, "experts MXFP4, everything else Q8_0 (MXFP4_MOE)"),
     )
 }
@@ -178,9 +209,18 @@ def _block_size(t: Q) -> int:
 
 
 _FALLBACK = {
+    Q.IQ1_S: Q.IQ4_NL,
+    Q.IQ1_M: Q.IQ4_NL,
+    Q.IQ2_XXS: Q.IQ4_NL,
+    Q.IQ2_XS: Q.IQ4_NL,
+    Q.IQ2_S: Q.IQ4_NL,
+    Q.IQ3_XXS: Q.IQ4_NL,
+    Q.IQ3_S: Q.IQ4_NL,
     Q.IQ4_XS: Q.IQ4_NL,
     Q.Q2_K: Q.Q4_0,
     Q.Q3_K: Q.Q4_0,
+    Q.TQ1_0: Q.Q4_0,
+    Q.TQ2_0: Q.Q4_0,
     Q.Q4_K: Q.Q5_0,
     Q.Q5_K: Q.Q5_1,
     Q.Q6_K: Q.Q8_0,
@@ -198,14 +238,15 @@ def _fallback(ncols: int, t: Q) -> Q:
 class _State:
     """The counters of llama-quant.cpp's ``quantize_state_impl``."""
 
-    def __init__(self, spec: ArchSpec, names: Sequence[str]) -> None:
+    def __init__(self, spec: ArchSpec, names: Sequence[str], has_imatrix: bool) -> None:
         self.spec = spec
+        self.has_imatrix = has_imatrix
         self.n_attention_wv = sum(
             _category(n) in ("attn_v", "attn_qkv", "attn_kv_b") for n in names
         )
         self.i_attention_wv = 0
-        self.n_ffn_down = spec.n_layer_all
-        self.i_ffn_down = 0
+        self.n_ffn_down = self.n_ffn_gate = self.n_ffn_up = spec.n_layer_all
+        self.i_ffn_down = self.i_ffn_gate = self.i_ffn_up = 0
         self.has_tied_embeddings = "output.weight" not in names
         n_head0, n_head_kv0 = spec.n_head[0], spec.n_head_kv[0]
         self.n_gqa = n_head0 // n_head_kv0 if n_head_kv0 else 0
@@ -217,23 +258,56 @@ class _State:
             or (spec.arch == "llama" and n_head0 != n_head_kv0 and spec.n_expert != 8)
         )
 
+    def layer(self, name: str, counter: int) -> int:
+        """``layer_info``: the block number from the name in a MoE (experts are not stored in
+        layer order), else the running count of tensors of the category."""
+        return _layer_of(name) if self.n_expert > 1 else counter
+
+
+# File types grouped as llama-quant.cpp tests them
+_IQ1_IQ2 = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M"})
+_HEAD_Q5_K = _IQ1_IQ2 | {"IQ3_XXS"}  # output head (and tied embeddings) Q5_K, not Q6_K
+_EMBD_Q2_K = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS"})
+_EMBD_IQ3_S = frozenset({"IQ2_S", "IQ2_M", "IQ3_XXS"})
+_TERNARY = frozenset({"TQ1_0", "TQ2_0"})
+_ATTN_OUTPUT_8_EXPERTS_Q5_K = frozenset(
+    {"Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ3_S",
+     "IQ3_M", "IQ4_XS"}
+)  # fmt: skip
+
 
 def _mix_type(st: _State, name: str, shape: Sequence[int], p: str, new: Q) -> Q:
-    """``llama_tensor_get_type_impl`` for the presets tokenwalk offers."""
+    """``llama_tensor_get_type_impl`` for the presets tokenwalk offers, branch for branch."""
     cat = _category(name)
     if cat == "output" or (st.has_tied_embeddings and cat == "token_embd"):
         if p == "MXFP4" or shape[0] % _block_size(new) != 0:
             return Q.Q8_0
+        if p in _HEAD_Q5_K:
+            return Q.Q5_K
         return new if new == Q.Q8_0 else Q.Q6_K
     if p == "MXFP4":
         is_3d = len(shape) > 2 and shape[2] > 1
         return Q.MXFP4 if is_3d else Q.Q8_0
     if cat == "token_embd":
+        if p in _EMBD_Q2_K:
+            return Q.Q2_K
+        if p in _EMBD_IQ3_S:
+            return Q.IQ3_S
+        if p in _TERNARY:
+            return Q.Q4_K
         return new
+    if p in _IQ1_IQ2:
+        return _mix_type_iq1_iq2(st, cat, p, new)
     if cat in ("attn_v", "attn_qkv", "attn_kv_b"):
         i = st.i_attention_wv
         if p == "Q2_K":
             new = Q.Q4_K if st.n_gqa >= 4 else Q.Q3_K
+        elif p == "IQ3_XXS":
+            new = Q.Q4_K if st.n_gqa >= 4 else Q.IQ3_XXS if st.has_imatrix else Q.IQ3_S
+        elif p in ("IQ3_XS", "IQ3_S") and st.n_gqa >= 4:
+            new = Q.Q4_K
+        elif p == "IQ3_M":
+            new = Q.Q4_K
         elif p == "Q3_K_M":
             new = Q.Q5_K if i < 2 else Q.Q4_K
         elif p == "Q3_K_L":
@@ -251,25 +325,29 @@ def _mix_type(st: _State, name: str, shape: Sequence[int], p: str, new: Q) -> Q:
         st.i_attention_wv += 1
         return new
     if cat == "attn_k":
-        return Q.Q8_0 if st.n_expert == 8 else new
+        if st.n_expert == 8:
+            return Q.Q8_0
+        return {"IQ3_XS": Q.IQ3_XXS, "IQ3_XXS": Q.IQ2_S}.get(p, new)
     if cat == "attn_q":
-        return new
+        return {"IQ3_XS": Q.IQ3_XXS, "IQ3_XXS": Q.IQ2_S}.get(p, new)
     if cat == "ffn_down":
-        if st.n_expert > 1:
-            i_layer = _layer_of(name)
-        else:
-            i_layer = st.i_ffn_down
-        n_layer = st.n_ffn_down
+        i_layer, n_layer = st.layer(name, st.i_ffn_down), st.n_ffn_down
         if p == "Q2_K":
             new = Q.Q3_K
+        elif p == "IQ3_XXS" and not st.has_imatrix:
+            new = Q.Q4_K if i_layer < n_layer // 8 else Q.Q3_K
         elif p == "Q3_K_M":
             new = Q.Q5_K if i_layer < n_layer // 16 else Q.Q4_K
+        elif p == "IQ3_M" and (
+            i_layer < n_layer // 8 or (st.n_expert == 8 and _use_more_bits(i_layer, n_layer))
+        ):
+            new = Q.Q4_K
         elif p == "Q3_K_L":
             new = Q.Q5_K
         elif p == "Q4_K_M":
             if _use_more_bits(i_layer, n_layer):
                 new = Q.Q6_K
-        elif i_layer < n_layer // 8 and p in ("IQ4_NL", "IQ4_XS"):
+        elif i_layer < n_layer // 8 and p in ("IQ4_NL", "IQ4_XS") and not st.has_imatrix:
             new = Q.Q5_K
         elif p == "Q5_K_M" and _use_more_bits(i_layer, n_layer):
             new = Q.Q6_K
@@ -279,15 +357,54 @@ def _mix_type(st: _State, name: str, shape: Sequence[int], p: str, new: Q) -> Q:
         return new
     if cat == "attn_output":
         if st.n_expert == 8:
-            if p in ("Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S", "Q4_K_M", "IQ4_XS"):
+            if p in _ATTN_OUTPUT_8_EXPERTS_Q5_K:
                 new = Q.Q5_K
         elif p == "Q2_K":
             new = Q.Q3_K
-        elif p == "Q3_K_M":
+        elif p == "IQ3_XXS":
+            new = Q.IQ3_S
+        elif p in ("Q3_K_M", "IQ3_M"):
             new = Q.Q4_K
         elif p == "Q3_K_L":
             new = Q.Q5_K
         return new
+    if cat in ("ffn_gate", "ffn_up"):
+        counter = st.i_ffn_gate if cat == "ffn_gate" else st.i_ffn_up
+        i_layer, n_layer = st.layer(name, counter), st.n_ffn_gate
+        if p == "IQ3_XS" and n_layer // 8 <= i_layer < 7 * n_layer // 8:
+            new = Q.IQ3_XXS
+        if cat == "ffn_gate":
+            st.i_ffn_gate += 1
+        else:
+            st.i_ffn_up += 1
+        return new
+    return new
+
+
+def _mix_type_iq1_iq2(st: _State, cat: str, p: str, new: Q) -> Q:
+    """The IQ1/IQ2 branch of ``llama_tensor_get_type_impl``: a few tensors a step up.
+
+    Unlike the other mixes, ``ffn_down`` counts tensors rather than reading the block number,
+    so in a MoE with a shared expert (two ``ffn_down`` tensors a layer) the bump covers the
+    first sixteenth of the layers rather than the first eighth.
+    """
+    step_up = Q.IQ3_S if p in ("IQ2_S", "IQ2_M") else Q.Q2_K
+    if cat in ("attn_v", "attn_qkv", "attn_kv_b"):
+        new = Q.Q4_K if st.n_gqa >= 4 or st.n_expert >= 4 else step_up
+        st.i_attention_wv += 1
+    elif st.n_expert == 8 and cat == "attn_k":
+        new = Q.Q4_K
+    elif cat == "ffn_down":
+        if st.i_ffn_down < st.n_ffn_down // 8:
+            new = step_up
+        st.i_ffn_down += 1
+    elif cat == "attn_output":
+        if st.n_expert == 8:
+            new = Q.Q5_K
+        elif p in ("IQ1_S", "IQ1_M"):
+            new = Q.IQ2_XXS
+        elif p in ("IQ2_S", "IQ2_M"):
+            new = Q.IQ3_S
     return new
 
 
@@ -307,7 +424,7 @@ def assign_types(
     """
     p = preset(preset_name)
     ordered = sorted(tensors, key=lambda t: _weights_map_key(t[0]))
-    st = _State(spec, [n for n, _ in ordered])
+    st = _State(spec, [n for n, _ in ordered], p.imatrix)
     source_float = p.default_type if p.is_float else Q.BF16
     out: list[TensorInfo] = []
     offset = 0

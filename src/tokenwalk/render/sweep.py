@@ -66,6 +66,8 @@ def _title(r: SweepReport) -> str:
     what = getattr(first, "model", None) or getattr(first, "target", None)
     if what is None and getattr(first, "models", None):  # budget: the models loaded together
         what = " + ".join(m.model for m in first.models)
+    if {"model", "target"} & set(r.axes):  # the models are a column of their own
+        what = None
     parts = [r.command, *([safe_markup(what)] if what else []), f"{len(r.rows)} runs"]
     return "  ·  ".join(parts)
 
