@@ -8,8 +8,9 @@ A page marks a command and its output like this:
     ```
     <!-- end -->
 
-`python scripts/docs.py` rewrites the outputs; `python scripts/docs.py --check` exits 1 when a
-page is out of date (the test suite runs the check). Commands run in-process at a fixed width.
+`python scripts/docs.py` rewrites the outputs (docs/*.md and the README); `python scripts/docs.py
+--check` exits 1 when a page is out of date (the test suite runs the check). Commands run
+in-process at a fixed width.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def render_page(text: str) -> str:
 def pages(paths: list[str]) -> list[Path]:
     if paths:
         return [Path(p) for p in paths]
-    return sorted(DOCS.glob("*.md"))
+    return [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
 
 
 def main() -> int:

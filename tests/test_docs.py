@@ -12,7 +12,11 @@ spec = importlib.util.spec_from_file_location("docs_tool", ROOT / "scripts" / "d
 docs_tool = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(docs_tool)
 
-PAGES = sorted(p for p in (ROOT / "docs").glob("*.md") if "<!-- run:" in p.read_text())
+PAGES = [
+    p
+    for p in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+    if "<!-- run:" in p.read_text(encoding="utf-8")
+]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.costs.kv import kv_bytes, state_bytes
+from tokenwalk.costs.kv import KvSweepRow, cache_by_context, context_points, kv_bytes, state_bytes
 from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
@@ -37,6 +37,7 @@ from tokenwalk.units import Bytes
 __all__ = [
     "BudgetModel",
     "BudgetReport",
+    "budget_contexts",
     "compute_buffer_bytes",
     "model_memory_bytes",
     "max_context_that_fits",
@@ -146,6 +147,9 @@ class BudgetReport(BaseModel):
     settings: dict[str, str]
     warnings: list[str]
     hints: list[str] = []  # when not even the weights fit: a smaller quant, offload
+    # the memory left for the cache once the weights and buffers are in: room - weights - buffers
+    cache_room_bytes: Bytes = 0
+    by_context: list[KvSweepRow] = []  # the cache at other contexts, up to the trained maximum
     # a system of cards and a host: every device, the placement, the split as `ollama ps` says
     devices: list[DeviceMemory] = []
     placement: str = ""
@@ -321,7 +325,18 @@ def budget_report(
         settings=settings,
         warnings=warnings,
         hints=hints,
+        cache_room_bytes=room - weights - buffers,
+        by_context=cache_by_context(
+            models, budget_contexts(ctx, default_ctx, best), kv_type, parallel, ubatch
+        ),
     )
+
+
+def budget_contexts(ctx: int, default_ctx: int, max_fit_ctx: int) -> list[int]:
+    """Contexts the cache is drawn at: 0 to the larger of the context asked and the runtime
+    default (`kv.context_points`), with the asked one and the largest that fits among them."""
+    points = context_points(0, max(ctx, default_ctx))
+    return sorted({*points, ctx, *([max_fit_ctx] if max_fit_ctx else [])})
 
 
 def _settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:

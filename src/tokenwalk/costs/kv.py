@@ -33,6 +33,8 @@ __all__ = [
     "kv_bytes",
     "kv_stored_bytes",
     "kv_report",
+    "context_points",
+    "cache_by_context",
 ]
 
 # Cache types llama.cpp accepts for -ctk / -ctv.
@@ -93,6 +95,37 @@ def kv_bytes(
         )
         total += kv_bytes_per_cell(layer, kv_type) * cells * parallel
     return total
+
+
+CURVE_POINTS = 9  # contexts a curve is computed at, ends included (8 steps: 256k in 32k)
+
+
+def context_points(ctx: int, max_ctx: int = 0, n: int = CURVE_POINTS) -> list[int]:
+    """The contexts a curve against the context is drawn at: `n` evenly spaced from 0 to the
+    top, and `ctx` itself. The top is ctx x 4 when a context is asked, else the model's trained
+    maximum `max_ctx` (16,384 when unknown), and never past that maximum unless `ctx` is."""
+    top = ctx * 4 if ctx else (max_ctx or 16384)
+    if max_ctx:
+        top = min(top, max(max_ctx, ctx))
+    top = max(top, ctx, n - 1)
+    return sorted({round(top * i / (n - 1)) for i in range(n)} | {ctx})
+
+
+def cache_by_context(
+    models: list[Model],
+    contexts: list[int],
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+) -> list[KvSweepRow]:
+    """The cache of `models` held together at each context of `contexts` (the total of all
+    streams, as llama.cpp's -c): KV (`kv_bytes`) + recurrent state, summed over the models."""
+    st = sum(state_bytes(m, parallel) for m in models)
+    rows = []
+    for c in contexts:
+        kv = round(sum(kv_bytes(m, c, kv_type, parallel, ubatch) for m in models))
+        rows.append(KvSweepRow(ctx=c, kv_bytes=kv, state_bytes=st, cache_bytes=kv + st))
+    return rows
 
 
 def kv_stored_bytes(model: Model, tokens: int, kv_type: str = "f16", ubatch: int = 512) -> float:

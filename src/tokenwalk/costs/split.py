@@ -20,10 +20,11 @@ from tokenwalk.costs.budget import (
     BudgetReport,
     MemoryFit,
     _settings,
+    budget_contexts,
     default_system_bytes,
     loaded_weight_bytes,
 )
-from tokenwalk.costs.kv import kv_bytes, state_bytes
+from tokenwalk.costs.kv import cache_by_context, kv_bytes, state_bytes
 from tokenwalk.costs.offload import (
     DeviceMemory,
     Placement,
@@ -36,11 +37,13 @@ from tokenwalk.costs.offload import (
 )
 from tokenwalk.costs.timing import (
     READING_TOK_S,
+    ContextPoint,
     DecodeReport,
     PrefillChunk,
     PrefillReport,
     SplitInfo,
     _vs_reading,
+    context_points,
     decode_report,
     expert_rows,
     prefill_chunks,
@@ -375,6 +378,7 @@ def split_budget_report(
             settings["llama.cpp"] += " -sm tensor"
     if setups[0].tensor_split and kv_type != "f16":
         warnings.append("--split-mode tensor needs an unquantized KV cache (llama.cpp)")
+    default_ctx = max((m.spec.n_ctx_train for m in models), default=0) or ctx
     return BudgetReport(
         machine=system.slug,
         capacity_bytes=cap,
@@ -391,7 +395,7 @@ def split_budget_report(
         fits=fits,
         verdict=verdict,
         max_fit_ctx=best,
-        default_ctx=max((m.spec.n_ctx_train for m in models), default=0) or ctx,
+        default_ctx=default_ctx,
         default_cache_bytes=sum(
             kv_bytes(m, m.spec.n_ctx_train or ctx, kv_type, parallel, ubatch)
             + state_bytes(m, parallel)
@@ -400,6 +404,12 @@ def split_budget_report(
         settings=settings,
         warnings=warnings,
         hints=hints,
+        cache_room_bytes=room
+        - sum(d.weights_bytes for d in gpus)
+        - sum(d.buffers_bytes for d in gpus),
+        by_context=cache_by_context(
+            models, budget_contexts(ctx, default_ctx, best), kv_type, parallel, ubatch
+        ),
         devices=devices,
         placement=flags,
         split=_memory_split(devices),
@@ -507,6 +517,23 @@ def _card(setup: Setup) -> Machine:
     return setup.system.devices[0]
 
 
+def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
+    """The ceiling of a split step: every device reading its bytes at its full rate, one after
+    another, 1 / sum(bytes_d / BW_d) tokens a second (0 when no device reads)."""
+    ceiling_s = 0.0
+    devices = {d.slug: d for d in (*setup.system.devices, setup.system.host) if d is not None}
+    if setup.tensor_split:
+        tp = tensor_parallel_machine(setup.system)
+        devices[tp.slug] = tp
+    for p in sp.parts:
+        if p.role == "link":
+            continue
+        d = devices.get(p.device)
+        if d is not None:
+            ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
+    return 1.0 / ceiling_s if ceiling_s else 0.0
+
+
 def split_decode_report(
     setup: Setup, *, ctx: int = 0, kv_type: str = "f16", parallel: int = 1
 ) -> DecodeReport:
@@ -522,20 +549,14 @@ def split_decode_report(
         )
     sp = split_pass_time(setup, 1, ctx, kv_type=kv_type.lower(), streams=parallel)
     base = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
-    # the ceiling: every device reading its bytes at its full rate, one after another
-    ceiling_s = 0.0
-    devices = {d.slug: d for d in (*setup.system.devices, setup.system.host) if d is not None}
-    if setup.tensor_split:
-        tp = tensor_parallel_machine(setup.system)
-        devices[tp.slug] = tp
-    for p in sp.parts:
-        if p.role == "link":
-            continue
-        d = devices.get(p.device)
-        if d is not None:
-            ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
-    ceiling = 1.0 / ceiling_s if ceiling_s else base.ceiling_tok_s
+    ceiling = _ceiling_tok_s(setup, sp) or base.ceiling_tok_s
     t = sp.time_s
+    curve = []
+    for c in context_points(ctx, setup.model.spec.n_ctx_train):
+        at = split_pass_time(setup, 1, c, kv_type=kv_type.lower(), streams=parallel)
+        curve.append(
+            ContextPoint(ctx=c, tok_s=1.0 / at.time_s, ceiling_tok_s=_ceiling_tok_s(setup, at))
+        )
     return _updated(
         base,
         **dict(
@@ -561,6 +582,7 @@ def split_decode_report(
             arithmetic_intensity=sp.flops / sp.bytes if sp.bytes else 0.0,
             reading_tok_s=READING_TOK_S,
             vs_reading=_vs_reading(1.0 / t),
+            by_context=curve,
             split=_info(setup, sp, sp.gpu_share),
         ),
     )

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.energy import EnergyCost
-from tokenwalk.costs.kv import kv_bytes_per_cell, kv_element_bytes, state_bytes
+from tokenwalk.costs.kv import context_points, kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
     active_params,
     expert_read_fraction,
@@ -72,6 +72,8 @@ __all__ = [
     "decode_ceiling_tok_s",
     "prefill_chunks",
     "decode_report",
+    "ContextPoint",
+    "decode_by_context",
     "prefill_report",
     "DevicePart",
     "SplitInfo",
@@ -401,6 +403,41 @@ def pass_time(
     )
 
 
+class ContextPoint(BaseModel):
+    """Decode at one context: the estimate and the bandwidth ceiling, per stream."""
+
+    model_config = ConfigDict(frozen=True)
+    ctx: int  # tokens already in a stream's context
+    tok_s: float  # 1 / step time
+    ceiling_tok_s: float  # BW / bytes a step reads
+
+
+def decode_by_context(
+    model: Model,
+    machine: Machine,
+    contexts: list[int],
+    *,
+    kv_type: str = "f16",
+    parallel: int = 1,
+) -> list[ContextPoint]:
+    """Decode speed at each context of `contexts` (tokens per stream): the same pass as
+    `decode_report`, so a point at the asked context equals its answer. The KV read grows
+    with the context, so tok/s falls as 1 / (t_weights + c x t_per_cell)."""
+    points = []
+    weights = weight_bytes_read(model, parallel)  # the same at every context
+    for c in contexts:
+        work = pass_work(model, 1, c, kv_type=kv_type, streams=parallel, weight_bytes=weights)
+        cost = pass_cost(work, machine)
+        points.append(
+            ContextPoint(
+                ctx=c,
+                tok_s=1.0 / cost.time_s,
+                ceiling_tok_s=decode_ceiling_tok_s(machine.bandwidth_gbs, cost.work.bytes),
+            )
+        )
+    return points
+
+
 def decode_ceiling_tok_s(bandwidth_gbs: float, bytes_per_token: float) -> float:
     """Bandwidth ceiling on writing speed: tok/s <= BW / bytes read per token."""
     return bandwidth_gbs * 1e9 / bytes_per_token
@@ -493,6 +530,7 @@ class DecodeReport(_OnMachine):
     machine_balance: float | None  # FLOP per byte at the machine's balance point
     reading_tok_s: tuple[float, float]
     vs_reading: str  # "faster than reading", "about reading speed", "slower than reading"
+    by_context: list[ContextPoint] = []  # the same step at other contexts (`context_points`)
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
@@ -550,6 +588,13 @@ def decode_report(
         machine_balance=machine.balance_flop_per_byte,
         reading_tok_s=READING_TOK_S,
         vs_reading=_vs_reading(1.0 / cost.time_s),
+        by_context=decode_by_context(
+            model,
+            machine,
+            context_points(ctx, model.spec.n_ctx_train),
+            kv_type=kv_type,
+            parallel=parallel,
+        ),
     )
 
 
