@@ -36,6 +36,16 @@ COMMANDS: dict[str, list[str]] = {
     "models": ["models", "qwen3-0.6b"],
     "machines": ["machines", M],
     "decode": ["decode", "qwen3-0.6b", "-m", M, "--ctx", "4096"],
+    "decode rpc": [
+        "decode",
+        "qwen3-0.6b",
+        "-m",
+        "rtx-4090+rpc:rtx-3090",
+        "--rpc-link-gbs",
+        "1.25",
+        "--ctx",
+        "4096",
+    ],
     "prefill": ["prefill", "qwen3-0.6b", "-m", M, "--prompt", "1500", "--cached", "500"],
     "budget": ["budget", "qwen3-0.6b", "-m", M, "--ctx", "8192"],
     "trace": ["trace", "qwen3-0.6b", "-m", M, "--prompt", "1000", "--output", "20"],
@@ -143,6 +153,10 @@ SECTION_NOTES: dict[str, str] = {
     "decode": "`tokenwalk decode MODEL -m MACHINE --json`: one decoding step "
     "([decode.md](decode.md)). `fit` and `memory` are the objects described under "
     "[Shared objects](#shared-objects).",
+    "decode rpc": "`tokenwalk decode MODEL -m rtx-4090+rpc:rtx-3090 --rpc-link-gbs GB/s --json`: "
+    "the same answer on a system with a card in another box, reached over llama.cpp's RPC "
+    "([offload.md](offload.md#cards-in-another-box-rpc)); `split.rpc` holds the network's terms "
+    "([rpc](#rpc)).",
     "prefill": "`tokenwalk prefill MODEL -m MACHINE --prompt N --json`: the prompt in chunks "
     "([prefill.md](prefill.md)).",
     "budget": "`tokenwalk budget MODEL... -m MACHINE --json`: does it fit "
@@ -178,6 +192,7 @@ SHARED = {
     "fit": ("decode", "fit"),
     "memory": ("decode", "memory"),
     "split": ("decode", "split"),
+    "rpc": ("decode rpc", "split.rpc"),
     "energy": ("decode", "energy"),
 }
 SHARED_NOTES = {
@@ -188,10 +203,16 @@ SHARED_NOTES = {
     "the machine has no power figure and --watts is not given; the price keys where no price is.",
     "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
     "of memory).",
+    "rpc": "`split.rpc` in `decode` and `prefill` where a card is in another box (`rpc:NAME`; "
+    "null otherwise): what llama.cpp's RPC backend sends over the network, for a decode step or "
+    "the whole prefill, and once at load ([offload.md](offload.md#cards-in-another-box-rpc)).",
 }
-NULLABLE_LINKS = {"split"}  # objects that are null on some machines (split: one pool of memory)
+# objects that are null on some machines (split: one pool of memory; rpc: no card over RPC)
+NULLABLE_LINKS = {"split", "rpc"}
 LINKS = {
     "decode": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "decode rpc": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
+    "split": {"rpc": "rpc"},
     "prefill": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
     "trace": {"memory": "memory", "energy": "energy"},
     "trace --chat": {"memory": "memory", "energy": "energy"},
@@ -252,6 +273,36 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "",
         "how the part runs (on the CPU, copied over the link, hidden-state transfers)",
     ),
+    "rpc": (None, "", "the network to cards in another box (null: none)"),
+    "cards": (None, "", "the cards reached over RPC (rpc:NAME)"),
+    "link_gbs": (None, "GB/s", "the network, one way (--rpc-link-gbs)"),
+    "latency_s": (
+        None,
+        S,
+        "a round trip to an rpc-server (--rpc-latency-ms, else 0.5 ms assumed)",
+    ),
+    "latency_assumed": (None, "", "the round trip is the unsourced 0.5 ms assumption"),
+    "splits": (None, "", "evaluations of a split on a remote card: one round trip each"),
+    "input_bytes": (
+        None,
+        B,
+        "SET_TENSOR of the remote splits' inputs: hidden state, positions, KQ mask",
+    ),
+    "graph_bytes": (
+        None,
+        B,
+        "GRAPH_COMPUTE (12 + 8 nodes + 296 tensors) or GRAPH_RECOMPUTE (4) of each remote split",
+    ),
+    "output_bytes": (
+        None,
+        B,
+        "GET_TENSOR of the remote splits' outputs: hidden state, or logits after the head",
+    ),
+    "transfer_s": (None, S, "(input + graph + output bytes) / link_gbs"),
+    "latency_total_s": (None, S, "splits x latency_s"),
+    "upload_bytes": (None, B, "weights on the remote cards, sent once at load"),
+    "upload_s": (None, S, "upload_bytes / link_gbs"),
+    "remote": (None, "", "a card in another box, reached over RPC"),
     "devices": (
         None,
         "",
@@ -652,6 +703,8 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
     ),
     ("probe", "entry.power_w"): ("W", "power at full load (probe measures none: null)"),
     ("energy", "time_s"): ("s", "the time the energy covers"),
+    ("rpc", "link"): ("", "the network as given, and the round trip (given or assumed)"),
+    ("rpc", "time_s"): ("s", "transfer_s + latency_total_s: added to the pass"),
     ("energy", "tokens"): (T, "the tokens that time wrote or read"),
     ("energy", "note"): ("", "why a figure is missing (empty when none is)"),
     ("split", "split"): (
@@ -813,6 +866,47 @@ TYPES: dict[tuple[str, str], str] = {
     ("models --fits", "models[].fits"): "bool",  # a machine without a memory size is refused
 }
 
+# the curves --chart draws (costs: `by_context`), as the page has them
+OVERRIDES.update(
+    {
+        ("decode", "by_context"): (
+            "",
+            "the same step at other contexts, 0 to the model's trained maximum (or 4 x the "
+            "context asked), evenly; what `--chart` draws",
+        ),
+        ("decode", "by_context[].ctx"): (T, "tokens already in a stream's context"),
+        ("decode", "by_context[].tok_s"): (TS, "the estimate at that context, per stream"),
+        ("decode", "by_context[].ceiling_tok_s"): (
+            TS,
+            "the bandwidth ceiling at that context, per stream",
+        ),
+        ("budget", "cache_room_bytes"): (
+            B,
+            "memory left for the cache once the weights and buffers are in (negative: not even "
+            "they fit)",
+        ),
+        ("budget", "by_context"): (
+            "",
+            "the cache at other contexts, 0 to the trained maximum, with the context asked and "
+            "the largest that fits; what `--chart` draws",
+        ),
+        ("budget", "by_context[].ctx"): (T, "context of this row, all streams"),
+        ("budget", "by_context[].kv_bytes"): (
+            B,
+            "KV cache allocated at the context, all models and streams (no recurrent state)",
+        ),
+        ("budget", "by_context[].state_bytes"): (
+            B,
+            "recurrent state (fixed, independent of the context)",
+        ),
+        ("budget", "by_context[].cache_bytes"): (B, "KV cache + recurrent state"),
+    }
+)
+# the answer of decode on a system with a card over RPC means what decode's does
+OVERRIDES.update(
+    {("decode rpc", p): v for (sec, p), v in list(OVERRIDES.items()) if sec == "decode"}
+)
+
 # -- running and flattening --------------------------------------------------------------------
 
 
@@ -971,7 +1065,13 @@ def compare(doc: dict[str, str], actual: list[tuple[str, Any]]) -> list[str]:
         matched.update(hits)
         if not any(type_ok(doc[h], value) for h in hits):
             problems.append(f"`{path}` is {json_type(value)}, documented {doc[hits[0]]}")
-    problems += [f"`{p}` is documented but not in the output" for p in doc if p not in matched]
+    # the keys of an object that is null in this answer (a nullable link) are not expected
+    nulls = tuple(p + "." for p, value in actual if value is None)
+    problems += [
+        f"`{p}` is documented but not in the output"
+        for p in doc
+        if p not in matched and not (nulls and p.startswith(nulls))
+    ]
     return problems
 
 
@@ -1043,9 +1143,11 @@ def build_page() -> str:
         parts.append("")
     parts += ["## Shared objects", ""]
     for obj, (command, key) in SHARED.items():
-        sub = answers[command][key]
+        sub = answers[command]
+        for k in key.split("."):
+            sub = sub[k]
         parts += [f"### {obj}", "", SHARED_NOTES.get(obj, f"`{key}` in the timing commands."), ""]
-        parts += _table(obj, _rows(sub, obj), {})
+        parts += _table(obj, _rows(sub, obj), LINKS.get(obj, {}))
         parts.append("")
     return "\n".join(parts).rstrip() + "\n"
 

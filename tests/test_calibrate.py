@@ -387,3 +387,19 @@ def test_progress_never_draws_into_a_pipe(monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
     assert StepProgress().enabled is False
+
+
+def test_the_tiles_variant_adds_expert_tile_time_to_moe_prefill_only(dense_and_moe):
+    """Cross-validation's "tiles" variant adds F_pad / FLOPS to the compute of MoE prefill
+    passes on a padding backend; the shipped model ("rows") carries none."""
+    from tokenwalk.calibrate import variant_design
+
+    machines = [("n1", "gpu", "cuda", 1000, 80), ("c1", "cpu", "cpu", 100, 2)]
+    design = _synthetic(dense_and_moe, machines, lambda o: Params(0.7, 0.5, 1e-4, 32.0).to_x())
+    shipped, _, _ = variant_design(design, "rows")
+    tiled, _, _ = variant_design(design, "tiles")
+    assert not shipped.tile.any()
+    for i, o in enumerate(design.obs):
+        has = tiled.tile[tiled.row == i] > 0
+        padded = o.meta["moe"] and o.phase == "prefill" and o.meta["backend"] == "cuda"
+        assert has.all() if padded else not has.any(), o.label

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from tokenwalk.costs.timing import (
     DEFAULT_UBATCH,
+    expert_tile_flops,
     matrix_flops,
     matrix_row_flops,
     pass_work,
@@ -128,9 +129,11 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 def _pass(
     model: Model, n: int, ctx: int, backend: str, **kw: Any
-) -> tuple[float, float, float, int]:
+) -> tuple[tuple[float, float, float, int], float]:
+    """(B, F, R, L) of a pass on a backend, and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
-    return (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.n_layers)
+    terms = (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.n_layers)
+    return terms, expert_tile_flops(model, n * w.streams, backend)
 
 
 def observation(
@@ -155,16 +158,14 @@ def observation(
     (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        passes: tuple[tuple[float, float, float, int], ...] = (
-            _pass(model, 1, ctx, backend, kv_type=kv_type),
-        )
+        runs = [_pass(model, 1, ctx, backend, kv_type=kv_type)]
         tokens = 1.0
     else:
         if not n_tokens:
             raise InputError(f"{label}: a prefill measurement needs its prompt length")
         plan = prefill_chunks(depth + n_tokens, depth, ubatch)
         weights = {n: weight_bytes_read(model, n) for n in {n for _, n in plan}}
-        passes = tuple(
+        runs = [
             _pass(
                 model,
                 n,
@@ -175,7 +176,7 @@ def observation(
                 weight_bytes=weights[n],
             )
             for i, (ctx, n) in enumerate(plan)
-        )
+        ]
         tokens = float(n_tokens)
     return Observation(
         label=label,
@@ -184,7 +185,7 @@ def observation(
         bandwidth_gbs=bandwidth_gbs,
         tflops=tflops or 0.0,
         tokens=tokens,
-        passes=passes,
+        passes=tuple(terms for terms, _ in runs),
         measured_tok_s=tok_s,
         keys=fit_keys(vendor, kind, backend, machine),
         meta={
@@ -192,6 +193,7 @@ def observation(
             "backend": backend,
             "vendor": vendor,
             "moe": bool(model.spec.n_expert),
+            "tile_flops": tuple(pad for _, pad in runs),  # F_pad per pass ("tiles" variant)
             **(meta or {}),
         },
     )
@@ -259,10 +261,13 @@ def benchmark_observations(
 
 # -- fitting variants and cross-validation -----------------------------------------------------
 
-# The model and the one it replaced, for cross-validation side by side:
-# - "rows": the matrix term grows with rows_half x R, groups at every level;
+# The model, a candidate term and the model it replaced, for cross-validation side by side:
+# - "rows": the matrix term grows with rows_half x R, groups at every level (shipped);
+# - "tiles": the same plus the routed experts' empty tile columns, F_pad
+#   (`costs.timing.expert_tile_flops`), in the compute term: kept out of the shipped model
+#   because cross-validation does not favour it (docs/timing-model.md);
 # - "previous": no row term, groups by kind/backend only (the first timing model).
-VARIANTS = ("rows", "previous")
+VARIANTS = ("rows", "tiles", "previous")
 _PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 0.0) for k in PRIOR_SIGMA}
 
 
@@ -270,11 +275,22 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
     """The design, prior widths and levels of a variant of the model (see VARIANTS)."""
     if variant == "rows":
         return design, PRIOR_SIGMA, LEVELS
+    if variant == "tiles":
+        tiled = Design(design.obs)
+        tiled.tile = np.array(
+            [f / (o.tflops * 1e12) if o.tflops else 0.0 for o in tiled.obs for f in _tiles(o)]
+        )
+        return tiled, PRIOR_SIGMA, LEVELS
     if variant == "previous":
         old = Design(design.obs)
         old.rowc = np.zeros_like(old.rowc)
         return old, _PREVIOUS_SIGMA, ("kind/backend", "machine")
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
+
+
+def _tiles(o: Observation) -> tuple[float, ...]:
+    """F_pad of each pass of an observation (0 where it was not recorded)."""
+    return o.meta.get("tile_flops") or (0.0,) * len(o.passes)
 
 
 def device_of(slug: str) -> str:

@@ -130,6 +130,9 @@ class Design:
         self.comp = arr[:, 1]  # seconds at 100% of the compute rate
         self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the compute rate
         self.layers = arr[:, 3]
+        # seconds at 100% of the compute rate of the routed experts' empty tile columns,
+        # F_pad / FLOPS: 0 in the shipped model, set by the "tiles" variant of calibrate
+        self.tile = np.zeros(len(self.row))
         self.tokens = np.array([o.tokens for o in self.obs], dtype=float)
         self.measured = np.array([o.measured_tok_s for o in self.obs], dtype=float)
         self.n = len(self.obs)
@@ -139,7 +142,7 @@ class Design:
         x = np.clip(x_rows, _LO, _HI)[self.row]
         e = np.exp(x)
         mem = self.mem / e[:, 0]
-        comp = (self.comp + e[:, 3] * self.rowc) / e[:, 1]
+        comp = (self.comp + self.tile + e[:, 3] * self.rowc) / e[:, 1]
         over = self.layers * e[:, 2]
         t = np.maximum(mem, comp) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
@@ -372,6 +375,7 @@ class _Subset(Design):
         self.comp = design.comp[keep]
         self.rowc = design.rowc[keep]
         self.layers = design.layers[keep]
+        self.tile = design.tile[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]
         self.n = idx.size

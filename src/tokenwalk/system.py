@@ -12,6 +12,14 @@ of fast memory sits in a PC with more, slower RAM, joined by a PCIe link. A syst
 The link runs at the lower PCIe generation and lane count of card and slot, at the per-lane rate
 of that generation after line encoding (`PCIE_LANE_GBS`), one direction; `--link-gbs` sets it.
 
+A card named `rpc:NAME` (`--machine rtx-4090+rpc:rtx-3090`) sits in another box and is reached
+over the network through llama.cpp's RPC backend (`rpc-server` there, `--rpc host:port` here).
+llama.cpp lists RPC devices ahead of the local cards ("add RPC servers at the front of the list
+to minimize network transfers", src/llama.cpp `llama_model_load_from_file_impl`), so the
+system does too. The network's rate is `--rpc-link-gbs` (required: no default is right for both
+1 GbE and 10 GbE); a round trip is `--rpc-latency-ms`, else `ASSUMED_RPC_LATENCY_MS`, an
+assumption without a source that every answer names.
+
 What the user asks of the engine (`-ngl`, `--cpu-moe`, `--n-cpu-moe`, `--split-mode`,
 `--no-op-offload`) is an `Offload`; `tokenwalk.costs.offload` places the tensors from it.
 A comma between machines compares them side by side (a sweep, `tokenwalk.cli.sweep`); it never
@@ -33,6 +41,8 @@ __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PCIE",
     "UNIFIED_KINDS",
+    "RPC_PREFIX",
+    "ASSUMED_RPC_LATENCY_MS",
     "Offload",
     "SystemSpec",
     "System",
@@ -56,6 +66,11 @@ DEFAULT_HOST = "pc-9950x-64gb"
 UNIFIED_KINDS = ("igpu", "apple", "cpu", "sbc")
 MAX_DEVICES = 16
 _COUNT = re.compile(r"^(\d+)\s*x\s*(.+)$", re.I)
+RPC_PREFIX = "rpc:"
+# A round trip between llama.cpp and an rpc-server, per evaluation of a remote split. No
+# published figure: 0.5 ms is taken for a wired LAN (TCP request and reply), and every answer
+# that uses it says so; --rpc-latency-ms replaces it.
+ASSUMED_RPC_LATENCY_MS = 0.5
 
 
 class Offload(BaseModel):
@@ -110,6 +125,8 @@ class SystemSpec(BaseModel):
     host_memory: float | None = None  # GiB
     host_tflops: float | None = None
     link_gbs: float | None = None
+    rpc_link_gbs: float | None = None  # network to the rpc: cards, GB/s
+    rpc_latency_ms: float | None = None  # a round trip to an rpc-server, ms
     gpu_layers: str | None = None  # N, auto or all
     cpu_moe: bool = False
     n_cpu_moe: int | None = None
@@ -165,7 +182,9 @@ class SystemSpec(BaseModel):
 
 class System(BaseModel):
     """Devices and host, resolved. `devices` are the GPUs in llama.cpp's order (a unified
-    machine alone when `host` is None); `link_gbs` is the host link, one direction, GB/s."""
+    machine alone when `host` is None); `link_gbs` is the host link, one direction, GB/s.
+    `remote` marks, per device, a card in another box reached over RPC (its slug starts with
+    `rpc:`), `rpc_link_gbs` the network's rate and `rpc_latency_s` a round trip to it."""
 
     model_config = ConfigDict(frozen=True)
     devices: tuple[Machine, ...]
@@ -174,10 +193,23 @@ class System(BaseModel):
     link: str = ""  # how the link was worked out
     host_note: str = ""  # where the host comes from
     system_gb: float | None = None
+    remote: tuple[bool, ...] = ()
+    rpc_link_gbs: float | None = None
+    rpc_latency_s: float = 0.0
+    rpc_latency_assumed: bool = False
+    rpc: str = ""  # how the network was worked out
 
     @property
     def unified(self) -> bool:
         return self.host is None
+
+    def is_remote(self, i: int) -> bool:
+        """Device `i` is a card in another box, reached over RPC."""
+        return 0 <= i < len(self.remote) and self.remote[i]
+
+    @property
+    def has_rpc(self) -> bool:
+        return any(self.remote)
 
     @property
     def first(self) -> Machine:
@@ -213,24 +245,35 @@ def link_gbs(card: Machine, host: Machine) -> tuple[float, str]:
     return gbs, f"PCIe {gen}.0 x{lanes}, {gbs:.1f} GB/s{assumed}"
 
 
-def _names(machine: str) -> list[str]:
-    """'rtx-3090+rtx-3060' -> two names; '2xrtx-3090' -> the name twice."""
+def _names(machine: str) -> list[tuple[str, bool]]:
+    """'rtx-3090+rtx-3060' -> two names; '2xrtx-3090' -> the name twice; 'rpc:rtx-3090' (or
+    '2xrpc:rtx-3090', 'rpc:2xrtx-3090') -> cards reached over RPC. Each name comes with
+    whether it is remote."""
     if "," in machine:
         raise InputError(
             f"'{machine}': a comma lists machines to compare, each run on its own (--machine "
             "a,b on the command line); join the cards of one box with '+' (rtx-3090+rtx-3060) "
             "or '2x' (2xrtx-3090)"
         )
-    names: list[str] = []
+    names: list[tuple[str, bool]] = []
     for part in machine.split("+"):
         part = part.strip()
         if not part:
             raise InputError(f"'{machine}': an empty name between '+' signs")
+        remote = part.lower().startswith(RPC_PREFIX)
+        if remote:
+            part = part[len(RPC_PREFIX) :].strip()
         m = _COUNT.match(part)
         count, name = (int(m[1]), m[2].strip()) if m else (1, part)
+        if name.lower().startswith(RPC_PREFIX):
+            if remote:
+                raise InputError(f"'{machine}': 'rpc:' is written once before a card")
+            remote, name = True, name[len(RPC_PREFIX) :].strip()
+        if not name:
+            raise InputError(f"'{machine}': 'rpc:' needs a card after it (rpc:rtx-3090)")
         if count < 1:
             raise InputError(f"'{part}': a count of cards must be at least 1")
-        names.extend([name] * count)
+        names.extend([(name, remote)] * count)
         if len(names) > MAX_DEVICES:
             raise InputError(f"'{machine}': at most {MAX_DEVICES} cards in one system")
     return names
@@ -250,7 +293,10 @@ def resolve_system(spec: SystemSpec) -> System:
     from tokenwalk.machine import resolve_machine
 
     _check_link(spec.link_gbs, "--link-gbs")
+    _check_link(spec.rpc_link_gbs, "--rpc-link-gbs")
     _check_link(spec.host_bandwidth, "--host-bandwidth")
+    if spec.rpc_latency_ms is not None and not (0 <= spec.rpc_latency_ms <= 10_000):
+        raise InputError(f"--rpc-latency-ms must be in [0, 10,000] ms, not {spec.rpc_latency_ms:g}")
     if spec.host_memory is not None and not (0 < spec.host_memory <= 1e6):
         raise InputError(
             f"--host-memory must be a positive number of GiB, not {spec.host_memory:g}"
@@ -264,12 +310,41 @@ def resolve_system(spec: SystemSpec) -> System:
         machines_file=spec.machines_file,
         gpu_limit=spec.gpu_limit,
     )
-    names = _names(spec.machine) if spec.machine else [None]
-    devices = tuple(resolve_machine(n, **kw) for n in names)  # type: ignore[arg-type]
+    names = _names(spec.machine) if spec.machine else [(None, False)]
+    # llama.cpp puts RPC devices first (stable: each group keeps the order typed)
+    names = [n for n in names if n[1]] + [n for n in names if not n[1]]
+    remote = tuple(r for _, r in names)
+    devices = tuple(resolve_machine(n, **kw) for n, _ in names)  # type: ignore[arg-type]
     host_given = any(
         v is not None for v in (spec.host, spec.host_bandwidth, spec.host_memory, spec.link_gbs)
     )
     unified = [d for d in devices if _is_unified(d)]
+    rpc_given = spec.rpc_link_gbs is not None or spec.rpc_latency_ms is not None
+    if any(remote):
+        shared = [d for d, r in zip(devices, remote, strict=True) if r and _is_unified(d)]
+        if shared or unified:
+            which = (shared or unified)[0].slug
+            raise InputError(
+                f"'{which}' shares its memory with its CPU: RPC is modelled between discrete "
+                "cards (rpc:NAME names a card in another box, beside the cards and host here)"
+            )
+        if spec.rpc_link_gbs is None:
+            raise InputError(
+                "a card named rpc:NAME is reached over the network: give its speed with "
+                "--rpc-link-gbs GB/s (1 GbE = 0.125, 10 GbE = 1.25, 25 GbE = 3.125)"
+            )
+    elif rpc_given:
+        raise InputError(
+            "--rpc-link-gbs and --rpc-latency-ms describe the network to a card in another "
+            "box: name that card rpc:NAME in --machine (rtx-4090+rpc:rtx-3090)"
+        )
+    if any(remote):
+        devices = tuple(
+            d.model_copy(update={"slug": RPC_PREFIX + d.slug, "name": f"{d.name} (RPC)"})
+            if r
+            else d
+            for d, r in zip(devices, remote, strict=True)
+        )
     if unified:
         if len(devices) > 1:
             raise InputError(
@@ -305,11 +380,28 @@ def resolve_system(spec: SystemSpec) -> System:
             f"{host.bandwidth_gbs:g} GB/s); give yours with --host NAME or --host-memory, "
             "--host-bandwidth"
         )
+    local = [d for d, r in zip(devices, remote, strict=True) if not r] or list(devices)
     if spec.link_gbs is not None:
         gbs, how = spec.link_gbs, f"{spec.link_gbs:g} GB/s (--link-gbs)"
     else:
-        links = [link_gbs(d, host) for d in devices]
+        links = [link_gbs(d, host) for d in local]
         gbs, how = min(links)
+    rpc: dict = {}
+    if any(remote):
+        assumed = spec.rpc_latency_ms is None
+        ms = ASSUMED_RPC_LATENCY_MS if assumed else float(spec.rpc_latency_ms)  # type: ignore[arg-type]
+        latency = (
+            f"{ms:g} ms a round trip (assumed, no published figure: give --rpc-latency-ms)"
+            if assumed
+            else f"{ms:g} ms a round trip (--rpc-latency-ms)"
+        )
+        rpc = dict(
+            remote=remote,
+            rpc_link_gbs=spec.rpc_link_gbs,
+            rpc_latency_s=ms / 1e3,
+            rpc_latency_assumed=assumed,
+            rpc=f"{spec.rpc_link_gbs:g} GB/s (--rpc-link-gbs), {latency}",
+        )
     return System(
         devices=devices,
         host=host,
@@ -317,4 +409,5 @@ def resolve_system(spec: SystemSpec) -> System:
         link=how,
         host_note=note,
         system_gb=spec.system_gb,
+        **rpc,
     )

@@ -80,6 +80,10 @@ def test_cards_join_with_plus_and_count(capsys):
         (("-m", "rtx-5080", "--gpu-layers", "lots"), "--gpu-layers"),
         (("-m", "rtx-5080", "--cpu-moe", "--n-cpu-moe", "3"), "not both"),
         (("-m", "rtx-5080", "--split-mode", "row"), "--split-mode"),
+        (("-m", "rtx-5080+rpc:rtx-3090"), "--rpc-link-gbs"),
+        (("-m", "m3-max+rpc:rtx-3090", "--rpc-link-gbs", "1.25"), "shares its memory"),
+        (("-m", "rtx-5080", "--rpc-link-gbs", "1.25"), "rpc:NAME"),
+        (("-m", "rtx-5080+rpc:rtx-3090", "--rpc-link-gbs", "1", "-sm", "tensor"), "#26610"),
     ],
 )
 def test_refusals_are_one_line(capsys, argv, words):
@@ -138,6 +142,25 @@ def test_the_side_by_side_table_of_docs_offload_is_current(capsys, flags, row):
     assert json.loads(out)["tok_s"] == pytest.approx(shown, rel=0.01)
 
 
+@pytest.mark.parametrize("row", [0, 1, 2])
+def test_the_rpc_table_of_docs_offload_is_current(capsys, row):
+    """docs/offload.md sums up a second card in the same box and over RPC in a table written
+    by hand: each row's decode and prefill are what the commands say."""
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "offload.md").read_text(encoding="utf-8")
+    head = page.index("| the RTX 5060 Ti | `--machine` |")
+    line = page[head:].splitlines()[2 + row]
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    flags = ["-m", *shlex.split(cells[1].strip("`"))]
+    decode, prefill = (float(c.split()[0].replace(",", "")) for c in cells[2:4])
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *flags, "--ctx", "4096", "--json")
+    assert code == 0 and json.loads(out)["tok_s"] == pytest.approx(decode, rel=0.01)
+    code, out, _ = run(capsys, "prefill", "qwen3.6-35b-a3b", *flags, "--prompt", "4096", "--json")
+    assert code == 0 and json.loads(out)["tok_s"] == pytest.approx(prefill, rel=0.01)
+
+
 def test_a_dense_draft_beside_an_moe_target_takes_cpu_moe(capsys):
     code, out, _ = run(
         capsys, "budget", "qwen3.6-35b-a3b", "qwen3-0.6b", "-m", "rtx-5080", "--cpu-moe", "--json"
@@ -145,3 +168,35 @@ def test_a_dense_draft_beside_an_moe_target_takes_cpu_moe(capsys):
     assert code == 0
     host = json.loads(out)["devices"][-1]
     assert host["role"] == "host" and host["expert_layers"] == 40
+
+
+def test_a_card_over_rpc_in_every_command(capsys):
+    rpc = ("-m", "rtx-4090+rpc:rtx-3090", "--rpc-link-gbs", "1.25")
+    for cmd in COMMANDS:
+        code, out, _ = run(capsys, cmd, "--help")
+        assert "--rpc-link-gbs" in out and out.count("--rpc-latency-ms") == 1, cmd
+    code, out, _ = run(capsys, "budget", "qwen3.6-35b-a3b", *rpc, "--json")
+    assert code == 0
+    r = json.loads(out)
+    assert [(d["device"], d["remote"]) for d in r["devices"]] == [
+        ("rpc:rtx-3090", True),
+        ("rtx-4090", False),
+        ("pc-9950x-64gb", False),
+    ]
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *rpc, "--ctx", "4096", "--json")
+    t = json.loads(out)["split"]["rpc"]
+    assert t["cards"] == ["rpc:rtx-3090"] and t["splits"] == 1 and t["latency_assumed"]
+    code, out, _ = run(capsys, "decode", "qwen3.6-35b-a3b", *rpc, "--ctx", "4096")
+    assert "0.5 ms a round trip (assumed" in out and "RPC at load" in out
+    code, out, _ = run(
+        capsys, "trace", "qwen3.6-35b-a3b", *rpc, "--prompt", "1000", "--output", "20"
+    )
+    assert code == 0 and "upload to the rpc: cards" not in out
+    code, out, _ = run(
+        capsys, "trace", "qwen3.6-35b-a3b", *rpc, "--prompt", "1000", "--cold", "--json"
+    )
+    r = json.loads(out)
+    up = [p for p in r["phases"] if p["name"] == "upload to the rpc: cards"]
+    assert len(up) == 1
+    disk = [p for p in r["phases"] if p["name"] == "load from disk"][0]
+    assert r["load_s"] == pytest.approx(disk["duration_s"] + up[0]["duration_s"])

@@ -40,7 +40,8 @@ MachineOpt = Annotated[
         "-m",
         help="A machine by name (see `tokenwalk machines`), or give --bandwidth (and --tflops "
         "for prefill). Cards of one box join with '+' (rtx-3090+rtx-3060) or 'Nx' "
-        "(2xrtx-3090); a discrete card sits in a host (--host).",
+        "(2xrtx-3090); a discrete card sits in a host (--host); rpc:NAME is a card in another "
+        "box, reached over the network (rtx-4090+rpc:rtx-3090, with --rpc-link-gbs).",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
         autocompletion=complete_machine,
@@ -200,6 +201,32 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
         ],
         None,
     ),
+    "rpc_link_gbs": (
+        Annotated[
+            float | None,
+            _opt(
+                "--rpc-link-gbs",
+                help="Network to the rpc: cards, GB/s one way: 1 GbE = 0.125, 2.5 GbE = 0.3125, "
+                "10 GbE = 1.25 (line rates; give what your network carries). Required with "
+                "rpc:NAME.",
+                metavar="GB/s",
+            ),
+        ],
+        None,
+    ),
+    "rpc_latency_ms": (
+        Annotated[
+            float | None,
+            _opt(
+                "--rpc-latency-ms",
+                help="A round trip to an rpc-server, ms, paid once per evaluation of a remote "
+                "split. Default: 0.5 ms, an assumption for a wired LAN (no published figure), "
+                "stated in the answer.",
+                metavar="ms",
+            ),
+        ],
+        None,
+    ),
     "gpu_layers": (
         Annotated[
             str | None,
@@ -264,7 +291,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
 }
 
 # system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
-SYSTEM_LISTS = ("machine", "n_cpu_moe")
+SYSTEM_LISTS = ("machine", "n_cpu_moe", "rpc_link_gbs", "rpc_latency_ms")
 SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind")
 
 F = TypeVar("F", bound=Callable[..., Any])

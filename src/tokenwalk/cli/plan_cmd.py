@@ -330,6 +330,9 @@ def trace(
                 return sp.time_s, sp.bytes
 
             kw["step"] = step
+            rpc = kw["prefill"].split.rpc
+            if rpc is not None:
+                kw["upload"] = (rpc.upload_bytes, rpc.upload_s)
     report = trace_report(
         mdl,
         m,

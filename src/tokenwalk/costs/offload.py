@@ -28,7 +28,11 @@ RAM-resident weights it uses over the link and multiplies them on the GPU (op of
 attention of a RAM-resident layer stays on the CPU beside its KV (llama.cpp's scheduler offloads
 whenever it may; `--no-op-offload` keeps the work on the CPU). `--split-mode tensor` adds the
 cards' bandwidth and compute and pays two all-reduces per layer.
-Formulas: docs/timing-model.md ("Split systems").
+
+A card in another box (`rpc:NAME`) holds its share like any card; each evaluation of a split on
+it sends that split's inputs, the graph and gets its outputs over the network, then waits for
+them: one round trip (`rpc_terms`).
+Formulas: docs/timing-model.md ("Split systems"), docs/offload.md ("Cards in another box").
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from tokenwalk.costs.kv import context_cells, kv_bytes_per_cell, sliding_cells
 from tokenwalk.costs.timing import (
     DevicePart,
     PassWork,
+    RpcLink,
     pass_cost,
     pass_work,
 )
@@ -72,6 +77,11 @@ __all__ = [
     "device_memory",
     "system_pass",
     "tensor_parallel_machine",
+    "RPC_TENSOR_BYTES",
+    "RPC_GRAPH_RECOMPUTE_BYTES",
+    "RPC_NODES_PER_LAYER",
+    "rpc_graph_bytes",
+    "rpc_terms",
 ]
 
 HOST = -1
@@ -94,6 +104,18 @@ HOST_EXPERT_LAYER_S = 100e-6
 # host-to-device copy sustains (CUDA's bandwidthTest: about 26 GB/s on PCIe 4.0 x16 of 31.5).
 LINK_COPY_EFFICIENCY = 0.85
 F32 = 4
+# llama.cpp's RPC backend (ggml/src/ggml-rpc/ggml-rpc.cpp): a serialized tensor (`rpc_tensor`)
+# is 296 bytes; GRAPH_COMPUTE sends | device (4) | n_nodes (4) | n_nodes x 8 | n_tensors (4) |
+# n_tensors x 296 |; a graph whose uid is unchanged is run again by GRAPH_RECOMPUTE, whose
+# request is the device (4 bytes) (#15405, #22701).
+RPC_TENSOR_BYTES = 296
+RPC_GRAPH_HEADER_BYTES = 12
+RPC_GRAPH_RECOMPUTE_BYTES = 4
+# Graph nodes per transformer block. Assumed, no source: llama.cpp's graph of a llama-type
+# block has about 30 operations (norms, projections, rope, cache writes, attention, FFN, adds);
+# the one measured RPC graph (1,080 nodes, 1,400 tensors, #15405) fits a model of 32 to 36
+# blocks at that rate. The bytes it stands for are small beside the hidden state.
+RPC_NODES_PER_LAYER = 30
 
 
 # -- what each layer weighs ----------------------------------------------------------------------
@@ -343,6 +365,7 @@ class DeviceMemory(BaseModel):
     expert_layers: int  # blocks whose routed experts are here while the block is elsewhere
     output: bool  # the output head is here
     fits: bool
+    remote: bool = False  # a card in another box, reached over RPC
 
 
 def _layer_kv(model: Model, layer: Layer, ctx: int, kv_type: str, parallel: int, ub: int) -> float:
@@ -451,6 +474,7 @@ def device_memory(
                     expert_layers=expert_layers[k],
                     output=head,
                     fits=room - used >= 0,
+                    remote=not is_host and system.is_remote(j),
                 )
             )
     return out
@@ -592,6 +616,7 @@ class SystemPass(BaseModel):
     bound: str
     parts: list[DevicePart]
     gpu_share: float  # share of the weights a step reads that sit on a GPU
+    rpc: RpcLink | None = None  # cards in another box: what crosses the network
 
 
 def _part_model(model: Model, tensors: list[Tensor], layers: set[int]) -> Model:
@@ -812,6 +837,31 @@ def system_pass(
                 how="all-reduces" if tensor_split else f"{hops} hidden-state transfers",
             )
         )
+    rpc = None
+    if system.has_rpc and not tensor_split:
+        rpc = rpc_terms(
+            model,
+            system,
+            placement,
+            n_tokens,
+            ctx,
+            streams=streams,
+            n_logits=n_logits,
+            load_mtp=load_mtp,
+        )
+        link_s += rpc.time_s
+        parts.append(
+            DevicePart(
+                device="network",
+                role="link",
+                weight_bytes=0.0,
+                kv_read_bytes=0.0,
+                flops=0.0,
+                time_s=rpc.time_s,
+                bound="link",
+                how=_rpc_how(rpc.splits),
+            )
+        )
     total = sum(p.time_s for p in parts)
     slowest = max(parts, key=lambda p: p.time_s)
     return SystemPass(
@@ -828,6 +878,7 @@ def system_pass(
         bound=f"{slowest.role} {slowest.bound}" if slowest.role != "link" else "link",
         parts=parts,
         gpu_share=gpu_w / w_bytes if w_bytes else 1.0,
+        rpc=rpc,
     )
 
 
@@ -839,3 +890,152 @@ def _lookup_bytes(model: Model, tokens: int) -> float:
     e = emb[0]
     rows = e.info.shape[1] if len(e.info.shape) > 1 else 1
     return e.n_bytes * min(1.0, tokens / max(rows, 1))
+
+
+# -- RPC -----------------------------------------------------------------------------------------
+
+
+def _rpc_how(splits: int) -> str:
+    return "RPC: inputs, graph and outputs of each remote split, and a round trip"
+
+
+def rpc_graph_bytes(n_nodes: int, n_tensors: int) -> int:
+    """The GRAPH_COMPUTE request: 12 + n_nodes x 8 + n_tensors x 296 bytes (ggml-rpc.cpp
+    `serialize_graph`; the research's 423,040 B for 1,080 nodes and 1,400 tensors leaves out the
+    12-byte header)."""
+    return RPC_GRAPH_HEADER_BYTES + 8 * n_nodes + RPC_TENSOR_BYTES * n_tensors
+
+
+@dataclass
+class _Run:
+    device: int
+    layers: list[Layer]
+    head: bool
+
+
+def _remote_runs(model: Model, placement: Placement, system: System) -> list[_Run]:
+    """The splits a pass evaluates on rpc: cards: each stretch of consecutive work (blocks,
+    the head) on one remote device; a block whose experts are elsewhere leaves and comes back,
+    starting a new split."""
+    runs: list[_Run] = []
+    where: int | None = None
+
+    def visit(d: int, layer: Layer | None, head: bool = False) -> None:
+        nonlocal where
+        if d != where:
+            where = d
+            if d != HOST and system.is_remote(d):
+                runs.append(_Run(d, [], False))
+        if d != HOST and system.is_remote(d):
+            if layer is not None and (not runs[-1].layers or runs[-1].layers[-1] is not layer):
+                runs[-1].layers.append(layer)
+            runs[-1].head = runs[-1].head or head
+
+    visit(HOST, None)  # the token embedding
+    for layer in model.decoding_layers:
+        d = placement.layer_device[layer.index]
+        visit(d, layer)
+        x = placement.expert_device(layer.index)
+        if x != d and layer.ffn is Ffn.MOE:
+            visit(x, layer)
+            visit(d, layer)
+    visit(placement.output_device, None, head=True)
+    return runs
+
+
+def rpc_terms(
+    model: Model,
+    system: System,
+    placement: Placement,
+    n_tokens: int,
+    ctx: int,
+    *,
+    streams: int = 1,
+    n_logits: float | None = None,
+    load_mtp: bool = False,
+) -> RpcLink:
+    """What a pass of `n_tokens` per stream at `ctx` sends to the rpc: cards, and its time.
+    Per evaluation of a remote split (llama.cpp research notes 3.4, ggml-rpc.cpp), with
+    T = n_tokens x streams tokens:
+
+        inputs   SET_TENSOR: the hidden state n_embd x T x 4, the positions T x 4, and the KQ
+                 mask n_kv x T x 4 where the split attends (n_kv: the context's cells, a
+                 sliding window's for sliding layers)
+        graph    GRAPH_COMPUTE, 12 + 8 n_nodes + 296 n_tensors (n_nodes = RPC_NODES_PER_LAYER
+                 x blocks, n_tensors = n_nodes + the weights there), when the graph changed: a
+                 micro-batch of a prompt (its context grows); a decode step runs the same
+                 graph again, GRAPH_RECOMPUTE, 4 bytes
+        outputs  GET_TENSOR: the hidden state n_embd x T x 4, or the logits n_vocab x n_logits
+                 x 4 where the split ends with the head
+
+        time = sum(inputs + graph + outputs) / rpc_link + splits x round trip
+
+    SET_TENSOR and GRAPH_COMPUTE are sent without waiting (send_async); GET_TENSOR waits for
+    the split to finish, hence one round trip per split. At load the weights on the rpc: cards
+    cross the network once (SET_TENSOR; an rpc-server's -c cache skips tensors over 10 MiB it
+    has seen): upload = their bytes / rpc_link."""
+    assert system.rpc_link_gbs is not None
+    link = system.rpc_link_gbs * 1e9
+    tokens = n_tokens * streams
+    spec = model.spec
+    hidden = spec.n_embd * tokens * F32
+    logits = spec.n_vocab * (tokens if n_logits is None else n_logits) * F32
+    full_cells = context_cells(ctx + n_tokens, 1)
+    reuse = n_tokens == 1
+    inputs = graph = outputs = 0.0
+    runs = _remote_runs(model, placement, system)
+    for run in runs:
+        mask = 0
+        if any(x.has_kv and x.attention is not Attention.SLIDING for x in run.layers):
+            mask += full_cells * tokens * F32
+        windows = [x.window for x in run.layers if x.attention is Attention.SLIDING and x.window]
+        if windows:
+            mask += sliding_cells(ctx + n_tokens, max(windows), n_tokens) * tokens * F32
+        inputs += hidden + tokens * F32 + mask
+        if reuse:
+            graph += RPC_GRAPH_RECOMPUTE_BYTES
+        else:
+            ils = {x.index for x in run.layers}
+            weights = sum(
+                1
+                for t in model.tensors
+                if t.layer in ils
+                and (t.role is not Role.MTP or load_mtp)
+                and (
+                    placement.expert_device(t.layer)
+                    if t.role is Role.EXPERT
+                    else placement.layer_device[t.layer]
+                )
+                == run.device
+            )
+            nodes = RPC_NODES_PER_LAYER * len(run.layers) + (3 if run.head else 0)
+            graph += rpc_graph_bytes(nodes, nodes + weights + (1 if run.head else 0))
+        outputs += logits if run.head else hidden
+    w = _weights(model, load_mtp)
+    upload = 0
+    for layer in model.layers:
+        il = layer.index
+        if system.is_remote(placement.layer_device[il]):
+            upload += w.dense[il]
+        if system.is_remote(placement.expert_device(il)):
+            upload += w.experts[il]
+    if system.is_remote(placement.output_device):
+        upload += w.output
+    transfer = (inputs + graph + outputs) / link
+    wait = len(runs) * system.rpc_latency_s
+    return RpcLink(
+        cards=[d.slug for i, d in enumerate(system.devices) if system.is_remote(i)],
+        link=system.rpc,
+        link_gbs=system.rpc_link_gbs,
+        latency_s=system.rpc_latency_s,
+        latency_assumed=system.rpc_latency_assumed,
+        splits=len(runs),
+        input_bytes=inputs,
+        graph_bytes=graph,
+        output_bytes=outputs,
+        transfer_s=transfer,
+        latency_total_s=wait,
+        time_s=transfer + wait,
+        upload_bytes=upload,
+        upload_s=upload / link,
+    )

@@ -41,6 +41,7 @@ from tokenwalk.costs.timing import (
     DecodeReport,
     PrefillChunk,
     PrefillReport,
+    RpcLink,
     SplitInfo,
     _vs_reading,
     context_points,
@@ -53,7 +54,7 @@ from tokenwalk.costs.workload import check_workload, context_warnings, tokens_pe
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
-from tokenwalk.numbers import size
+from tokenwalk.numbers import duration, size
 from tokenwalk.system import Offload, System
 
 R = TypeVar("R", bound=BaseModel)
@@ -68,6 +69,7 @@ __all__ = [
     "split_decode_report",
     "split_prefill_report",
     "split_pass_time",
+    "rpc_note",
 ]
 
 
@@ -82,8 +84,10 @@ class Setup:
 
     @property
     def one_card(self) -> bool:
-        """The whole model on one card: timed as one pool on that card."""
-        return self.placement.all_on_gpu and len(self.system.devices) == 1
+        """The whole model on one card in this box: timed as one pool on that card."""
+        return (
+            self.placement.all_on_gpu and len(self.system.devices) == 1 and not self.system.has_rpc
+        )
 
     @property
     def tensor_split(self) -> bool:
@@ -136,6 +140,11 @@ def plan(
     mixture of experts just has none to move)."""
     if system.host is None:
         raise InputError("placement flags need a discrete card and its host")
+    if system.has_rpc and offload.split_mode == "tensor":
+        raise InputError(
+            "--split-mode tensor does not reach cards over RPC (llama.cpp #26610, open): "
+            "rpc: cards take whole layers (--split-mode layer)"
+        )
     if strict and (offload.n_cpu_moe or offload.cpu_moe):
         if not model.is_moe:
             raise InputError(
@@ -413,7 +422,13 @@ def split_budget_report(
         devices=devices,
         placement=flags,
         split=_memory_split(devices),
-        host=system.host_note + (f"; link {system.link}" if system.link else ""),
+        host=system.host_note
+        + (f"; link {system.link}" if system.link else "")
+        + (
+            "; " + rpc_note(system, sum(d.weights_bytes for d in devices if d.remote))
+            if system.has_rpc
+            else ""
+        ),
     )
 
 
@@ -486,6 +501,38 @@ def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
         split=split_text(gpu_share),
         gpu_share=gpu_share,
         parts=sp.parts if sp is not None else [],
+        rpc=sp.rpc if sp is not None else None,
+    )
+
+
+def _sum_rpc(terms: list[RpcLink]) -> RpcLink | None:
+    """The network terms of several passes (a prompt's micro-batches) added; the upload once."""
+    if not terms:
+        return None
+    first = terms[0]
+    added = {
+        k: sum(getattr(t, k) for t in terms)
+        for k in (
+            "splits",
+            "input_bytes",
+            "graph_bytes",
+            "output_bytes",
+            "transfer_s",
+            "latency_total_s",
+            "time_s",
+        )
+    }
+    return first.model_copy(update=added)
+
+
+def rpc_note(system: System, upload_bytes: float) -> str:
+    """The network to the rpc: cards, as an answer states it, with the load's upload."""
+    if not system.has_rpc or not system.rpc_link_gbs:
+        return ""
+    up = upload_bytes / (system.rpc_link_gbs * 1e9)
+    return (
+        f"RPC {system.rpc}; the weights on the rpc: cards ({size(upload_bytes)}) cross it once "
+        f"at load: {duration(up)}"
     )
 
 
@@ -609,10 +656,13 @@ def split_prefill_report(
     chunks: list[PrefillChunk] = []
     totals: dict[tuple[str, str, str], list[float]] = {}
     share = 1.0
+    rpcs: list[RpcLink] = []
     for i, (c, n) in enumerate(plan_):
         last = i == len(plan_) - 1
         sp = split_pass_time(setup, n, c, kv_type=kv_type.lower(), n_logits=1 if last else 0)
         share = sp.gpu_share
+        if sp.rpc is not None:
+            rpcs.append(sp.rpc)
         for p in sp.parts:
             acc = totals.setdefault((p.device, p.role, p.how), [0.0, 0.0, 0.0, 0.0])
             acc[0] += p.weight_bytes
@@ -653,7 +703,7 @@ def split_prefill_report(
         )
         for k, v in totals.items()
     ]
-    info = _info(setup, None, share).model_copy(update={"parts": parts})
+    info = _info(setup, None, share).model_copy(update={"parts": parts, "rpc": _sum_rpc(rpcs)})
     return _updated(
         base,
         **dict(

@@ -24,6 +24,7 @@ by chunk; speculative verification is n = draft length + 1. Everything here is p
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -59,6 +60,11 @@ __all__ = [
     "expert_params",
     "active_expert_params",
     "expert_rows",
+    "expert_tile_width",
+    "tile_utilisation",
+    "expected_tiles",
+    "expert_padded_rows",
+    "expert_tile_flops",
     "weight_row_flops",
     "matrix_flops",
     "matrix_row_flops",
@@ -86,6 +92,9 @@ RECURRENT_FLOPS_PER_STATE_ELEMENT = 4.0  # read S.k, decay, rank-one update, S.q
 # Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
 # multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
 MATVEC_MAX_BATCH = 8
+CUDA_MMQ_MAX_TILE = 128  # mmq.cuh mul_mat_q_switch_J: tile widths J = 8, 16, ..., 128
+METAL_MM_ID_TILE = 32  # ggml-metal-ops.cpp ggml_metal_op_mul_mat_id: 32-token tiles
+VULKAN_MM_ID_TILES = (32, 64, 128)  # ggml-vulkan.cpp matmul_id s / m / l tiles (N side)
 
 
 # -- the work of a pass (machine-independent) -------------------------------------------------
@@ -154,6 +163,91 @@ def expert_rows(model: Model, n_tokens: float) -> float:
     spec = model.spec
     woken = experts_woken(spec.n_expert, spec.n_expert_used, n_tokens)
     return n_tokens * spec.n_expert_used / woken if woken else 0.0
+
+
+# -- routed experts in tiles (llama.cpp's mul_mat_id) ---------------------------------------
+
+
+def expert_tile_width(backend: str, n_tokens: int, rows_per_expert: float) -> int:
+    """Token columns J of one tile of llama.cpp's routed-expert product (`mul_mat_id`) on a
+    backend, for a micro-batch of n tokens whose woken experts see t_e = n k / E rows each;
+    0 where the kernel does not pad (CPU, SYCL, OpenCL: an expert's rows only).
+
+    - cuda, rocm (MMQ, `mmq.cuh` `mul_mat_q_switch_J`): J is chosen from all n tokens of the
+      micro-batch, the smallest multiple of 8 up to 128 that covers n in the fewest tiles:
+      J = 8 ceil(n / (8 ceil(n / 128))) (128 at n = 512, however few rows an expert sees);
+    - metal (`ggml_metal_op_mul_mat_id`, `mul_mm_id`): 32-token tiles;
+    - vulkan (`ggml_vk_mul_mat_id_q_f16`, `matmul_id_tile_selector`): the s / m / l tile of 32,
+      64 or 128 columns, picked from the tokens per expert ceil(n k / E).
+    """
+    if backend in ("cuda", "rocm"):
+        tiles = math.ceil(n_tokens / CUDA_MMQ_MAX_TILE)
+        return 8 * math.ceil(n_tokens / (8 * tiles))
+    if backend == "metal":
+        return METAL_MM_ID_TILE
+    if backend == "vulkan":
+        per_expert = math.ceil(rows_per_expert)
+        return next((j for j in VULKAN_MM_ID_TILES[:-1] if per_expert <= j), VULKAN_MM_ID_TILES[-1])
+    return 0
+
+
+def tile_utilisation(rows: float, tile: int) -> float:
+    """Share of a tiled product's columns that do useful work: t / (J ceil(t / J)) for t rows
+    in tiles of J columns (16 rows in a 128-column tile: 12.5%); 1 without tiles (J = 0)."""
+    if tile <= 0 or rows <= 0:
+        return 1.0
+    return rows / (tile * math.ceil(rows / tile))
+
+
+@functools.lru_cache(maxsize=4096)
+def expected_tiles(n_tokens: int, p: float, tile: int) -> float:
+    """E[ceil(n_e / J)]: tiles an expert runs when each of n tokens picks it with probability
+    p = k / E (n_e binomial: uniform routing, uneven by chance; an expert with no token runs
+    none), as sum over j >= 0 of P(n_e > j J)."""
+    if n_tokens <= 0 or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return float(math.ceil(n_tokens / tile))
+    log_odds = math.log(p) - math.log1p(-p)
+    log_pmf = n_tokens * math.log1p(-p)  # P(n_e = 0), then by recurrence, in logs
+    cdf, tiles = 0.0, 0.0
+    for m in range(n_tokens):
+        cdf += math.exp(log_pmf)
+        if m % tile == 0:
+            tiles += max(1.0 - cdf, 0.0)  # P(n_e > j J) at m = j J
+        log_pmf += math.log(n_tokens - m) - math.log(m + 1) + log_odds
+    return tiles
+
+
+def expert_padded_rows(n_tokens: int, n_expert: int, n_expert_used: int, backend: str) -> float:
+    """Mean token columns a routed expert's product computes in a pass of n tokens, empty
+    experts counted as 0: P = J x E[ceil(n_e / J)] with J = `expert_tile_width`, against the
+    t_e = n k / E rows it has (no tiles, or a mat-vec pass of at most 8 tokens: t_e). Tokens."""
+    if not n_expert or n_tokens <= 0:
+        return 0.0
+    rows = n_tokens * n_expert_used / n_expert
+    tile = expert_tile_width(backend, n_tokens, rows) if n_tokens > MATVEC_MAX_BATCH else 0
+    if not tile:
+        return rows
+    return tile * expected_tiles(n_tokens, n_expert_used / n_expert, tile)
+
+
+def expert_tile_flops(model: Model, n_tokens: int, backend: str) -> float:
+    """F_pad: what the tiles of the routed-expert products of a pass of n tokens compute for
+    no token, on a backend whose `mul_mat_id` pads (see `expert_tile_width`):
+
+        F_pad = 2 x (all expert weights) x (P - t_e),   P = J x E[ceil(n_e / J)], t_e = n k / E
+
+    Qwen3.6 35B-A3B at n = 512 on CUDA: an expert's 16 rows fill 12.5% of its 128-column
+    tile, so its products compute 8 times their useful FLOPs (F_pad = 7 x F_x). FLOP.
+    Not part of the shipped time of a pass: cross-validation keeps it out (the "tiles"
+    variant of `tokenwalk.calibrate`, docs/timing-model.md)."""
+    spec = model.spec
+    if not spec.n_expert:
+        return 0.0
+    useful = n_tokens * spec.n_expert_used / spec.n_expert
+    padded = expert_padded_rows(n_tokens, spec.n_expert, spec.n_expert_used, backend)
+    return 2.0 * expert_params(model) * max(padded - useful, 0.0)
 
 
 def weight_row_flops(
@@ -460,6 +554,28 @@ class DevicePart(BaseModel):
     how: str = ""
 
 
+class RpcLink(BaseModel):
+    """What llama.cpp's RPC backend sends over the network to cards in another box, for one
+    pass (a decode step, a prefill summed over its micro-batches) and once at load
+    (`costs.offload.rpc_terms` gives the formulas)."""
+
+    model_config = ConfigDict(frozen=True)
+    cards: list[str]  # the rpc: cards
+    link: str  # the network as given (and the round trip: given or assumed)
+    link_gbs: float  # the network, one way, GB/s (--rpc-link-gbs)
+    latency_s: float  # a round trip (--rpc-latency-ms, else assumed)
+    latency_assumed: bool
+    splits: int  # evaluations of a remote split: one round trip each
+    input_bytes: Bytes  # SET_TENSOR of the splits' inputs (hidden state, KQ mask, positions)
+    graph_bytes: Bytes  # GRAPH_COMPUTE (serialized graph) or GRAPH_RECOMPUTE (4 bytes)
+    output_bytes: Bytes  # GET_TENSOR of the splits' outputs (hidden state, or logits)
+    transfer_s: float  # (inputs + graph + outputs) / link
+    latency_total_s: float  # splits x latency
+    time_s: float  # transfer_s + latency_total_s
+    upload_bytes: Bytes  # weights on the rpc: cards, sent once at load (SET_TENSOR)
+    upload_s: float  # upload_bytes / link
+
+
 class SplitInfo(BaseModel):
     """How a model is split over cards and host: the flags, the share on the GPUs (as
     `ollama ps` prints it), and each device's part of the time."""
@@ -472,6 +588,7 @@ class SplitInfo(BaseModel):
     split: str  # "41%/59% CPU/GPU"
     gpu_share: float  # share of the weights read per step that sit on a GPU
     parts: list[DevicePart]
+    rpc: RpcLink | None = None  # cards in another box: the network's terms (costs.offload)
 
 
 # -- decode -----------------------------------------------------------------------------------

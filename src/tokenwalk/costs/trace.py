@@ -146,13 +146,15 @@ def trace_report(
     tokenize_detail: str | None = None,
     prefill: PrefillReport | None = None,
     step: Callable[[int], tuple[float, float]] | None = None,
+    upload: tuple[float, float] | None = None,
 ) -> TraceReport:
     """The whole request as phases with start and duration, and its totals.
 
     `tokenize_s` is a given time of rendering the template and tokenizing the prompt
     (`tokenize_detail` says what was counted); without it, TOKENIZE_S_PER_TOKEN a token. A
     model split over cards and host brings its own `prefill` and decode `step(ctx)` ->
-    (seconds, bytes)."""
+    (seconds, bytes); with cards over RPC, `upload` (bytes, seconds) is what a cold load then
+    sends them over the network (part of `load_s`)."""
     if output < 0:
         raise InputError(f"--output cannot be negative ({output})")
     if output > 1 << 24:
@@ -183,6 +185,14 @@ def trace_report(
             f"{size(model.file_bytes)} at {load_gbs:.3g} GB/s",
             model.file_bytes,
         )
+        if upload is not None:
+            add(
+                "upload to the rpc: cards",
+                upload[1],
+                f"{size(upload[0])} over the network",
+                upload[0],
+            )
+            load_s += upload[1]
     add(
         "template + tokenize",
         prompt * TOKENIZE_S_PER_TOKEN if tokenize_s is None else tokenize_s,

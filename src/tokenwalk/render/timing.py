@@ -5,13 +5,19 @@ from __future__ import annotations
 from rich.console import Console, Group
 from rich.text import Text
 
-from tokenwalk.costs.timing import MATVEC_MAX_BATCH, DecodeReport, PrefillReport, SplitInfo
+from tokenwalk.costs.timing import (
+    MATVEC_MAX_BATCH,
+    DecodeReport,
+    PrefillReport,
+    RpcLink,
+    SplitInfo,
+)
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
 from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
-__all__ = ["render_decode", "render_prefill", "fit_line", "split_view"]
+__all__ = ["render_decode", "render_prefill", "fit_line", "split_view", "rpc_lines"]
 
 
 def fit_line(fit: Efficiency) -> str:
@@ -125,6 +131,25 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     console.print(Group(*parts))
 
 
+def rpc_lines(r: RpcLink, what: str) -> list[tuple[str, str]]:
+    """The network to the rpc: cards: its terms, what `what` sends over it, and the load."""
+    sent = r.input_bytes + r.graph_bytes + r.output_bytes
+    trips = f"{r.splits} round trip{'s' if r.splits != 1 else ''}"
+    return [
+        ("RPC", r.link),
+        (
+            "over RPC",
+            f"{what} sends {human_bytes(sent)}: inputs {human_bytes(r.input_bytes)}, graph "
+            f"{human_bytes(r.graph_bytes)}, outputs {human_bytes(r.output_bytes)}, in "
+            f"{seconds(r.transfer_s)}; {trips} {seconds(r.latency_total_s)}",
+        ),
+        (
+            "RPC at load",
+            f"{human_bytes(r.upload_bytes)} of weights cross once: {seconds(r.upload_s)}",
+        ),
+    ]
+
+
 def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     """Where the model sits and each device's part of the time (a split over cards and host).
     Each device's note (what bounds it, what its time is) stands beside its row where the
@@ -135,6 +160,9 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
         _kv(head, "host", "", safe_markup(sp.host))
     if sp.link:
         _kv(head, "link", "", safe_markup(sp.link))
+    if sp.rpc is not None:
+        for key, line in rpc_lines(sp.rpc, what):
+            _kv(head, key, "", safe_markup(line))
     if len(sp.parts) < 2:
         return Group(head)
     total = sum(p.time_s for p in sp.parts) or 1.0
@@ -143,7 +171,9 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
         rows.append(
             {
                 # a device's slug is what users type (--host, --machine): never cut
-                "device": "link" if p.role == "link" else f"{visible(p.device)} ({p.role})",
+                "device": (p.device if p.device == "network" else "link")
+                if p.role == "link"
+                else f"{visible(p.device)} ({p.role})",
                 "weights": human_bytes(p.weight_bytes) if p.role != "link" else "",
                 "KV read": human_bytes(p.kv_read_bytes) if p.role != "link" else "",
                 "time": f"{seconds(p.time_s)} ({pct(p.time_s / total)})",
