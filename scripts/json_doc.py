@@ -50,6 +50,9 @@ COMMANDS: dict[str, list[str]] = {
     "budget": ["budget", "qwen3-0.6b", "-m", M, "--ctx", "8192"],
     "trace": ["trace", "qwen3-0.6b", "-m", M, "--prompt", "1000", "--output", "20"],
     "spec": ["spec", "qwen3-8b", "--draft", "qwen3-0.6b", "-m", M],
+    # a machine without a memory size shows which keys may be null
+    "compare": ["compare", "qwen3-0.6b", "-m", f"radeon-860m,{M},radeon-880m", "-p", "1000"],
+    "models --fits": ["models", "qwen3-0", "--fits", M],
     "tokens": [
         "tokens",
         "tests/fixtures/vocab/ggml-vocab-phi-3.gguf",
@@ -162,6 +165,10 @@ SECTION_NOTES: dict[str, str] = {
     "([trace.md](trace.md)).",
     "spec": "`tokenwalk spec TARGET --draft DRAFT -m MACHINE --json`: speculative decoding "
     "([spec.md](spec.md)). `budget` is the answer of `budget` for target and draft together.",
+    "compare": "`tokenwalk compare MODEL... -m A,B --json`: one row per model and machine, "
+    "each number as `budget`, `decode` and `trace` answer it ([compare.md](compare.md)).",
+    "models --fits": "`tokenwalk models --fits MACHINE --json`: the catalogue models on one "
+    "machine, those that fit first ([models.md](models.md)).",
     "tokens": "`tokenwalk tokens MODEL FILE --json` (or `--chat FILE`): a text or a "
     "conversation counted with the model's tokenizer ([prompts.md](prompts.md)).",
     "trace --chat": "`tokenwalk trace MODEL -m MACHINE --chat FILE --json`, for a conversation "
@@ -191,8 +198,8 @@ SHARED = {
 SHARED_NOTES = {
     "energy": "`energy` in `decode`, `prefill`, `trace` and `spec`: power x time and its price "
     "([cost.md](cost.md)); a step of every stream in `decode`, the computed prompt in `prefill`, "
-    "the request (load excluded) in `trace`, the calls (loads and gaps excluded) in "
-    "`trace --chat`, one token in `spec`. The energy keys are null where "
+    "the request (load excluded) in `trace` and in each row of `compare`, the calls (loads and "
+    "gaps excluded) in `trace --chat`, one token in `spec`. The energy keys are null where "
     "the machine has no power figure and --watts is not given; the price keys where no price is.",
     "split": "`split` in `decode` and `prefill` on a discrete card and its host (null on one pool "
     "of memory).",
@@ -210,6 +217,7 @@ LINKS = {
     "trace": {"memory": "memory", "energy": "energy"},
     "trace --chat": {"memory": "memory", "energy": "energy"},
     "spec": {"memory": "memory", "budget": "budget", "energy": "energy"},
+    "compare": {"rows[].energy": "energy"},
     "sweep": {"runs": "prefill"},
 }
 
@@ -827,6 +835,47 @@ OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {
     ("trace --chat", "computed_tokens"): (T, "prefilled, all calls"),
     ("trace --chat", "output_tokens"): (T, "written, all calls"),
     ("machines", "machines[].source"): ("", "first word of the entry's source (a URL)"),
+    ("models", "quant"): ("", "the preset of file_bytes (--quant, default Q4_K_M)"),
+    ("models", "models[].file_bytes"): (B, "file size at `quant`"),
+    ("compare", "ctx"): (T, "context reserved in memory and read by the decode step"),
+    ("compare", "rows"): ("", "one object per model and machine, the models in the order given"),
+    ("compare", "rows[].weights_bytes"): (B, "weights llama.cpp loads (MTP blocks left out)"),
+    ("compare", "rows[].fits"): ("", "as `budget --ctx ctx` (null: no memory size)"),
+    ("compare", "rows[].free_bytes"): (
+        B,
+        "as `budget --ctx ctx`: room left (the cards' on a discrete card); negative when it "
+        "does not fit",
+    ),
+    ("compare", "rows[].placement"): ("", "llama.cpp flags that place the model on the cards"),
+    ("compare", "rows[].split"): (
+        "",
+        'share of weights and KV in RAM and on the cards ("41%/59% CPU/GPU"); "" on one pool',
+    ),
+    ("compare", "rows[].tok_s"): (TS, "decode at ctx, as `decode --ctx ctx`"),
+    ("compare", "rows[].ceiling_tok_s"): (TS, "bandwidth ceiling of decode at ctx"),
+    ("compare", "rows[].ttft_s"): (S, "time to first token, as `trace`"),
+    ("compare", "rows[].total_s"): (S, "the whole request, as `trace`"),
+    ("compare", "notes"): ("", "what was assumed (a host), what an option did not apply to"),
+    ("models --fits", "models[].weights_bytes"): (B, "weights llama.cpp loads at `quant`"),
+    ("models --fits", "models[].ctx"): (T, "context reserved, as `budget` (default 16,384)"),
+    ("models --fits", "models[].fits"): ("", "as `budget`: free_bytes >= 0"),
+    ("models --fits", "models[].tok_s"): (TS, "decode at ctx, as `decode --ctx ctx`"),
+    ("models --fits", "models[].placement"): (
+        "",
+        'llama.cpp flags that place the model on the cards; "" on one pool',
+    ),
+    ("models --fits", "models[].split"): (
+        "",
+        'share of weights and KV in RAM and on the cards ("41%/59% CPU/GPU"); "" on one pool',
+    ),
+    ("models --fits", "sort"): ("", "order of the models that fit: size, speed or ctx"),
+    ("models --fits", "notes"): ("", "what was assumed: quant, context, system memory, host"),
+}
+
+# Types where the key's type elsewhere (GLOSSARY) or this output alone would mislead.
+TYPES: dict[tuple[str, str], str] = {
+    ("models", "models[].file_bytes"): "int | null",  # null for an entry it cannot model
+    ("models --fits", "models[].fits"): "bool",  # a machine without a memory size is refused
 }
 
 # the curves --chart draws (costs: `by_context`), as the page has them
@@ -1061,6 +1110,9 @@ def _type(path: str, values: list[Any]) -> str:
     kinds = {json_type(v) for v in values}
     if len(kinds) > 1 and "list" in kinds:
         kinds.discard("list")  # an empty list next to lists of something
+    if len(kinds) == 2 and "null" in kinds:  # the output shows it may be null
+        kinds.discard("null")
+        return f"{kinds.pop()} | null"
     if len(kinds) != 1:
         raise SystemExit(f"`{path}` has values of types {sorted(kinds)}: give its type in GLOSSARY")
     return kinds.pop()
@@ -1082,7 +1134,7 @@ def _table(section: str, rows: dict[str, list[Any]], links: dict[str, str]) -> l
             lines.append(f"| `{path}` | {many}[{target}](#{target}){nullable} | | {meaning} |")
             skip.append(path)
             continue
-        typ = _type(path, values).replace("|", "\\|")
+        typ = (TYPES.get((section, path)) or _type(path, values)).replace("|", "\\|")
         lines.append(f"| `{path}` | {typ} | {unit} | {meaning} |")
     return lines
 

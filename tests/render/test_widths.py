@@ -90,6 +90,9 @@ TYPED = {
     "trace": ["qwen3.6-35b-a3b", "radeon-860m"],
     "trace-split": ["rtx-5080"],
     "spec": ["qwen3.6-27b", "qwen3-0.6b", "radeon-860m"],
+    "compare": ["qwen3.6-35b-a3b", "radeon-860m", "rtx-5090", "h100-sxm"],
+    "compare-models": ["qwen3.6-35b-a3b", "gpt-oss-120b", "radeon-860m", "rtx-5090"],
+    "models-fits": ["rtx-5090", "qwen3.6-35b-a3b", "qwen3-next-80b-a3b", "Q4_K_M"],
     "calibrate": ["this"],
     "probe": ["h200", "--write"],
 }

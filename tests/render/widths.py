@@ -122,6 +122,15 @@ def cases(f: dict[str, str]) -> dict[str, list[str]]:
             *("prefill", "qwen3.6-35b-a3b", "--machine", "radeon-860m,rtx-5090"),
             *("--prompt", "512,2k,8k,32k"),
         ],
+        "compare": [
+            *("compare", "qwen3.6-35b-a3b", "-m", "radeon-860m,rtx-5090,h100-sxm"),
+            *("--prompt", "6500"),
+        ],
+        "compare-models": [
+            *("compare", "qwen3.6-35b-a3b", "gpt-oss-120b", "-m", "radeon-860m,rtx-5090"),
+            *("--prompt", "6500", "--gpu-layers", "auto"),
+        ],
+        "models-fits": ["models", "qwen", "--fits", "rtx-5090", "--gpu-layers", "auto"],
         "calibrate": [
             *("calibrate", "--machine", "this", "--from", f["bench"]),
             *("--model", f["header"], "--machines-file", f["machines"], "--dry-run"),

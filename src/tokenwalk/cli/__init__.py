@@ -1,6 +1,7 @@
 """Command-line interface: parse -> resolve -> compute -> render; no arithmetic here."""
 
 from tokenwalk.cli import (  # noqa: F401  (command registration)
+    compare_cmd,
     machines_cmd,
     models_cmd,
     plan_cmd,

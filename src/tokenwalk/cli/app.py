@@ -116,6 +116,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "When speculative decoding pays: speedup by acceptance rate and draft length.",
         "tokenwalk spec qwen3.6-27b --draft qwen3-0.6b --machine radeon-860m",
     ),
+    "compare": (
+        "Machines and models side by side: fit, speed, first token, request time and price.",
+        "tokenwalk compare qwen3.6-35b-a3b --machine radeon-860m,rtx-5090,h100-sxm --prompt 6500",
+    ),
     "tokens": (
         "Count a text or a chat with the model's own tokenizer and template.",
         "tokenwalk tokens model.gguf prompt.txt",

@@ -113,9 +113,13 @@ _COST_OPTIONS: dict[str, tuple[Any, Any]] = {
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def cost_options(fn: F) -> F:
+def cost_options(fn: F | None = None, *, one_price: bool = True) -> Any:
     """Give command `fn` the energy and price options (one panel of its --help) in place of its
-    `cost: CostSpec` parameter, which receives them gathered and checked."""
+    `cost: CostSpec` parameter, which receives them gathered and checked. `one_price=False`
+    takes --kwh-price and --price-per-hour together (machines side by side: the command says
+    which machine pays which), each checked on its own."""
+    if fn is None:
+        return lambda f: cost_options(f, one_price=one_price)
     sig = inspect.signature(fn, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "cost"]
     extra = [
@@ -127,7 +131,11 @@ def cost_options(fn: F) -> F:
     @functools.wraps(fn)
     def command(**kwargs: Any) -> Any:
         spec = CostSpec(**{name: kwargs.pop(name) for name in _COST_OPTIONS})
-        spec.price  # noqa: B018 - refuse bad prices before any work
+        if one_price:
+            spec.price  # noqa: B018 - refuse bad prices before any work
+        else:
+            spec.model_copy(update={"price_per_hour": None}).price  # noqa: B018
+            spec.model_copy(update={"kwh_price": None}).price  # noqa: B018
         if spec.watts is not None:
             from tokenwalk.costs.energy import system_power
 

@@ -37,9 +37,11 @@ def tokens_per_stream(ctx: int, parallel: int = 1) -> int:
     return ctx // max(1, parallel)
 
 
-def _range(name: str, value: int, lo: int, hi: int, unit: str = "tokens") -> None:
+def _range(name: str, value: int, lo: int, hi: int, unit: str = "token") -> None:
+    """Refuse `value` outside [lo, hi]; `unit` is singular ("token", "stream")."""
     if value < lo:
-        raise InputError(f"{name} must be at least {lo:,} {unit}, not {value:,}")
+        units = unit if lo == 1 else f"{unit}s"
+        raise InputError(f"{name} must be at least {lo:,} {units}, not {value:,}")
     if value > hi:
         raise InputError(f"{name} {value:,} is beyond what any runtime runs (at most {hi:,})")
 

@@ -22,6 +22,8 @@ _VIEWS = {
     "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
     "SessionReport": ("tokenwalk.render.prompt", "render_session"),
     "SweepReport": ("tokenwalk.render.sweep", "render_sweep"),
+    "CompareReport": ("tokenwalk.render.compare", "render_compare"),
+    "ModelsFitReport": ("tokenwalk.render.compare", "render_models_fit"),
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from tokenwalk.costs.sweep import Cell, SweepColumn
 from tokenwalk.errors import InputError
 
-__all__ = ["csv_rows", "headline"]
+__all__ = ["csv_rows", "headline", "compare_rows"]
 
 
 def _col(key: str, label: str, unit: str = "") -> SweepColumn:
@@ -135,6 +135,33 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
             for fit, phases in report.errors.items()
             for phase, stats in phases.items()
         ]
+    if name in ("CompareReport", "ModelsFitReport"):
+        return compare_rows(report)
     if name in _HEADLINES:
         return [headline(report)[1]]
     raise InputError(f"--csv is not available for this answer ({name})")
+
+
+def compare_rows(report: Any) -> list[dict[str, Any]]:
+    """`compare`: one row per model and machine, the request's sizes in each; `models --fits`:
+    one row per model, the machine and quant in each. The keys are the JSON's, the request's
+    energy and price (`energy.energy_wh`, `energy.cost`, ...) brought up into the row; lists
+    (a row's warnings) are left out, as the JSON has them."""
+    if type(report).__name__ == "ModelsFitReport":
+        head = {"machine": report.machine, "quant": report.quant, "kv_type": report.kv_type}
+        return [{**head, **m.model_dump()} for m in report.models]
+    head = {
+        "prompt_tokens": report.prompt_tokens,
+        "output_tokens": report.output_tokens,
+        "ctx": report.ctx,
+        "kv_type": report.kv_type,
+    }
+    energy = ("power_w", "energy_wh", "cost", "currency")
+    return [
+        {
+            **r.model_dump(exclude={"warnings", "energy"}),
+            **{k: getattr(r.energy, k) for k in energy},
+            **head,
+        }
+        for r in report.rows
+    ]

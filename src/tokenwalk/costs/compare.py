@@ -1,0 +1,410 @@
+"""Side by side: one model on several machines, several models on one (`tokenwalk compare`,
+`tokenwalk models --fits`).
+
+A row is what the single commands answer for that model and machine, taken from the same
+functions, so each number equals theirs:
+
+    fits, free_bytes, max_fit_ctx    `budget MODEL -m M --ctx C`        (budget_report)
+    tok_s, ceiling_tok_s             `decode MODEL -m M --ctx C`        (decode_report)
+    ttft_s, total_s, energy          `trace MODEL -m M --prompt P --output O`  (trace_report,
+                                     trace_energy)
+
+where C, the context reserved in memory and read by the decode step, is P + O unless given.
+On a discrete card and its host the model is placed as llama.cpp places it (`costs.split`).
+
+A request's price (`price_for`): with a tariff per kWh and an hourly rent both given, a
+data-center machine is rented by the hour and any other is a box of one's own that pays for
+its energy; with one of them, it prices every machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.costs.budget import (
+    SHARED_MEMORY_KINDS,
+    BudgetReport,
+    budget_report,
+    default_system_bytes,
+    loaded_weight_bytes,
+)
+from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
+from tokenwalk.costs.timing import DecodeReport, decode_report
+from tokenwalk.costs.trace import TraceReport, trace_report
+from tokenwalk.costs.workload import context_warnings
+from tokenwalk.errors import InputError
+from tokenwalk.model.model import Model
+from tokenwalk.system import Offload, System
+from tokenwalk.units import Bytes, Count
+
+__all__ = [
+    "CompareRow",
+    "CompareReport",
+    "ModelFit",
+    "ModelsFitReport",
+    "system_budget",
+    "system_decode",
+    "system_trace",
+    "compare_row",
+    "compare_report",
+    "price_for",
+    "RENTED_KINDS",
+    "model_fit",
+    "sort_fits",
+    "FIT_SORTS",
+]
+
+
+def _reserve(ctx: int, offload: Offload) -> int | None:
+    """The context a placement reserves: what is asked (at least one page of 256 cells); None
+    for `--gpu-layers auto` with no context, which its `--fit` chooses."""
+    if offload.auto and ctx <= 0:
+        return None
+    return max(ctx, 256)
+
+
+def system_budget(
+    models: list[Model],
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int | None,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+) -> BudgetReport | None:
+    """`budget`'s answer for `models` on `system` at `ctx` (None: budget's default, 16,384 or
+    the models' shortest maximum); None when a machine of one pool has no memory size."""
+    kv_type = kv_type.lower()
+    if not system.unified:
+        from tokenwalk.costs.split import split_budget_report
+
+        return split_budget_report(models, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
+    m = system.first
+    if not m.memory_bytes:
+        return None
+    if system.system_gb is not None:
+        held = int(system.system_gb * 1e9)
+    else:
+        held = default_system_bytes(m.kind, m.memory_bytes)
+    return budget_report(
+        models,
+        machine=m.slug,
+        capacity_bytes=int(m.memory_bytes),
+        system_bytes=held,
+        ctx=ctx,
+        kv_type=kv_type,
+        ubatch=ubatch,
+        shared_memory=m.kind in SHARED_MEMORY_KINDS,
+        gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
+        gpu_limit_note=m.gpu_limit_note,
+    )
+
+
+def system_decode(
+    model: Model, system: System, offload: Offload, *, ctx: int, kv_type: str = "f16"
+) -> DecodeReport:
+    """`decode`'s answer (one stream at context `ctx`) for `model` on `system`."""
+    if system.unified:
+        return decode_report(model, system.first, ctx=ctx, kv_type=kv_type)
+    from tokenwalk.costs.split import plan, split_decode_report
+
+    setup = plan(model, system, offload, ctx=_reserve(ctx, offload), kv_type=kv_type.lower())
+    return split_decode_report(setup, ctx=ctx, kv_type=kv_type)
+
+
+def system_trace(
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    prompt: int,
+    output: int,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+) -> tuple[TraceReport, bool]:
+    """`trace`'s answer (a warm request of `prompt` then `output` tokens) for `model` on
+    `system`, and whether the host computes too (part of the model in its RAM, as `trace`
+    counts its power): a model split over a card and its host brings its own prefill and
+    decode step."""
+    kw: dict[str, Any] = {}
+    host_computes = False
+    if not system.unified:
+        from tokenwalk.costs.split import plan, split_pass_time, split_prefill_report
+
+        setup = plan(
+            model,
+            system,
+            offload,
+            ctx=_reserve(prompt + output, offload),
+            kv_type=kv_type.lower(),
+            ubatch=ubatch,
+        )
+        host_computes = not setup.one_card
+        if not setup.one_card:
+            kw["prefill"] = split_prefill_report(
+                setup, prompt=prompt, ubatch=ubatch, kv_type=kv_type
+            )
+
+            def step(c: int) -> tuple[float, float]:
+                sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
+                return sp.time_s, sp.bytes
+
+            kw["step"] = step
+    report = trace_report(
+        model,
+        system.first,
+        prompt=prompt,
+        output=output,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        **kw,
+    )
+    if not system.unified:
+        report = report.model_copy(update={"machine": system.slug})
+    return report, host_computes
+
+
+# Kinds of machine rented by the hour when both prices are given (`price_for`).
+RENTED_KINDS = ("datacenter",)
+
+
+def price_for(system: System, per_kwh: Price, per_hour: Price) -> Price:
+    """The price of a request on `system`: `per_hour` (an hourly rent) for a data-center
+    machine and `per_kwh` (a tariff) for any other when both are given; else the one given."""
+    if per_kwh.given and per_hour.given:
+        rented = any(d.kind in RENTED_KINDS for d in system.devices)
+        return per_hour if rented else per_kwh
+    return per_hour if per_hour.given else per_kwh
+
+
+class CompareRow(BaseModel):
+    """One model on one machine: does it fit at the context, and how fast is the request."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    quant: str
+    machine: str
+    machine_name: str
+    weights_bytes: Bytes  # what llama.cpp loads (MTP blocks left out)
+    fits: bool | None  # None: the machine has no memory size
+    verdict: str | None
+    free_bytes: Bytes | None  # left at ctx; negative when it does not fit
+    max_fit_ctx: int | None
+    placement: str  # llama.cpp flags on a card and its host; "" on one pool of memory
+    split: str  # the weights' split between host and cards; "" on one pool of memory
+    ceiling_tok_s: float  # decode at ctx: bandwidth / bytes a step reads
+    tok_s: float  # decode at ctx: the estimate
+    ttft_s: float  # the prompt: tokenize and prefill
+    total_s: float  # the whole request: prompt and output
+    energy: EnergyCost  # of the whole request, as `trace` counts it; its price where given
+    warnings: list[str]
+
+
+class CompareReport(BaseModel):
+    """The answer of `tokenwalk compare`: one row per model and machine, models first."""
+
+    model_config = ConfigDict(frozen=True)
+    prompt_tokens: int
+    output_tokens: int
+    ctx: int  # reserved in memory, and the context the decode step reads
+    kv_type: str
+    rows: list[CompareRow]
+    notes: list[str]  # what was assumed (a host), what an option did not apply to
+
+
+def compare_row(
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    prompt: int,
+    output: int,
+    ctx: int,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+    watts: float | None = None,
+    price: Price | None = None,
+) -> CompareRow:
+    """One row: `budget`, `decode` and `trace` for `model` on `system` (see the module), and
+    the request's energy at the system's power (`watts` replaces it) and `price`."""
+    budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
+    decode = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
+    trace, host_computes = system_trace(
+        model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
+    )
+    power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
+    # what budget would say about a runtime's own default context is its business, not this
+    warnings = context_warnings([model], ctx, "a request")
+    if budget is None:
+        warnings.append(f"machine '{system.slug}' has no memory size: whether it fits is unknown")
+    return CompareRow(
+        model=model.name,
+        quant=model.quant,
+        machine=system.slug,
+        machine_name=system.name,
+        weights_bytes=loaded_weight_bytes(model),
+        fits=budget.fits if budget is not None else None,
+        verdict=budget.verdict if budget is not None else None,
+        free_bytes=budget.free_bytes if budget is not None else None,
+        max_fit_ctx=budget.max_fit_ctx if budget is not None else None,
+        placement=budget.placement if budget is not None else "",
+        split=budget.split if budget is not None else "",
+        ceiling_tok_s=decode.ceiling_tok_s,
+        tok_s=decode.tok_s,
+        ttft_s=trace.ttft_s,
+        total_s=trace.total_s,
+        energy=trace_energy(trace, power, price),
+        warnings=warnings,
+    )
+
+
+def compare_report(
+    models: list[Model],
+    systems: list[tuple[System, Offload]],
+    *,
+    prompt: int,
+    output: int,
+    ctx: int | None = None,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+    notes: list[str] | None = None,
+    watts: float | None = None,
+    per_kwh: Price | None = None,
+    per_hour: Price | None = None,
+) -> CompareReport:
+    """Every model on every system, one row each (models in the order given, then machines).
+    `ctx` None reserves the whole request, `prompt + output`; `watts` replaces every system's
+    power, and the prices are chosen per system by `price_for`."""
+    from tokenwalk.costs.workload import check_workload
+
+    c = prompt + output if ctx is None else ctx
+    check_workload(prompt=prompt, output=output, ubatch=ubatch, ctx=c)
+    if c < prompt + output:
+        raise InputError(
+            f"--ctx {c:,} is shorter than the request it holds: --prompt {prompt:,} + "
+            f"--output {output:,} = {prompt + output:,} tokens"
+        )
+    per_kwh, per_hour = per_kwh or Price(), per_hour or Price()
+    rows = [
+        compare_row(
+            m,
+            s,
+            o,
+            prompt=prompt,
+            output=output,
+            ctx=c,
+            kv_type=kv_type,
+            ubatch=ubatch,
+            watts=watts,
+            price=price_for(s, per_kwh, per_hour),
+        )
+        for m in models
+        for s, o in systems
+    ]
+    hosts = list(dict.fromkeys(s.host_note for s, _ in systems if s.host and s.host_note))
+    return CompareReport(
+        prompt_tokens=prompt,
+        output_tokens=output,
+        ctx=c,
+        kv_type=kv_type.lower(),
+        rows=rows,
+        notes=[*hosts, *(notes or [])],
+    )
+
+
+# How `models --fits` orders the models that fit: the key of a row, largest first.
+FIT_SORTS = ("size", "speed", "ctx")
+
+
+class ModelFit(BaseModel):
+    """One catalogue model on the machine of `models --fits`."""
+
+    model_config = ConfigDict(frozen=True)
+    slug: str
+    name: str
+    params: Count
+    active_params: Count
+    weights_bytes: Bytes
+    ctx: int  # the context reserved: budget's default
+    fits: bool
+    verdict: str
+    free_bytes: Bytes
+    max_fit_ctx: int  # the largest context that fits (0: not even the weights)
+    max_ctx: int  # the model's trained maximum
+    placement: str  # llama.cpp flags on a card and its host; "" on one pool of memory
+    split: str  # the weights' split between host and cards; "" on one pool of memory
+    tok_s: float  # decode at ctx
+    ceiling_tok_s: float
+
+
+class ModelsFitReport(BaseModel):
+    """The answer of `tokenwalk models --fits MACHINE`: every catalogue model that can be
+    modelled, those that fit first, in the order of `sort`."""
+
+    model_config = ConfigDict(frozen=True)
+    machine: str
+    machine_name: str
+    quant: str
+    kv_type: str
+    capacity_bytes: Bytes
+    system_bytes: Bytes
+    sort: str
+    models: list[ModelFit]
+    notes: list[str]
+
+
+def model_fit(
+    slug: str,
+    name: str,
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int | None = None,
+    kv_type: str = "f16",
+) -> tuple[ModelFit, BudgetReport]:
+    """`budget` (at `ctx`, default budget's: 16,384 or the model's maximum) and `decode` at
+    that context for one catalogue model; the budget comes back too, for what it says about
+    the machine."""
+    from tokenwalk.costs.weights import active_params
+
+    if ctx is None:  # budget's default, also where --fit would choose (the same for every row)
+        ctx = min(16384, model.spec.n_ctx_train or 16384)
+    budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type)
+    if budget is None:
+        raise InputError(f"machine '{system.slug}' has no memory size; give --memory GiB")
+    c = budget.ctx
+    decode = system_decode(model, system, offload, ctx=c, kv_type=kv_type)
+    row = ModelFit(
+        slug=slug,
+        name=name,
+        params=model.params,
+        active_params=active_params(model),
+        weights_bytes=loaded_weight_bytes(model),
+        ctx=c,
+        fits=budget.fits,
+        verdict=budget.verdict,
+        free_bytes=budget.free_bytes,
+        max_fit_ctx=budget.max_fit_ctx,
+        max_ctx=model.spec.n_ctx_train,
+        placement=budget.placement,
+        split=budget.split,
+        tok_s=decode.tok_s,
+        ceiling_tok_s=decode.ceiling_tok_s,
+    )
+    return row, budget
+
+
+def sort_fits(rows: list[ModelFit], sort: str) -> list[ModelFit]:
+    """Those that fit first, each group largest first by `sort` (size: weights; speed: decode
+    tok/s; ctx: the largest context that fits); those that do not, smallest weights first."""
+    key = {
+        "size": lambda r: r.weights_bytes,
+        "speed": lambda r: r.tok_s,
+        "ctx": lambda r: r.max_fit_ctx or 0,
+    }[sort]
+    fit = sorted((r for r in rows if r.fits), key=lambda r: (-key(r), r.slug))
+    rest = sorted((r for r in rows if not r.fits), key=lambda r: (r.weights_bytes, r.slug))
+    return fit + rest
