@@ -156,6 +156,10 @@ def test_models_and_machines(capsys, monkeypatch):
     text = explained(capsys, monkeypatch, "models", "qwen3.6-35b")
     assert "elements x bits of the preset's type / 8" in text
     assert f"= {human_bytes(r['q4_k_m_bytes'])}" in text.split("file = tensor data + header")[1]
+    r = answer(capsys, "models", "qwen3-0.6b", "--quant", "Q8_0")["models"][0]
+    text = explained(capsys, monkeypatch, "models", "qwen3-0.6b", "--quant", "Q8_0")
+    assert "Q8_0 = elements x bits / 8" in text and "x 8.5 / 8" in text
+    assert f"= {human_bytes(r['file_bytes'])}" in text.split("file = tensor data + header")[1]
     text = explained(capsys, monkeypatch, "machines", "radeon-860m")
     assert "BW = the spec sheet's memory bandwidth = 128 GB/s" in text
     assert "usable BW = BW x eff_bw" in text

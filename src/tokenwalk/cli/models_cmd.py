@@ -288,11 +288,11 @@ def models(
     console.print(t)
     if dropped:
         console.print(left_out_note(dropped, console.width))
-    _explain(rows, console)
+    _explain(rows, preset, console)
 
 
-def _explain(rows: list[CatalogueRow], console: object) -> None:
-    """--explain: how a size is computed, on the first model listed."""
+def _explain(rows: list[CatalogueRow], quant: str, console: object) -> None:
+    """--explain: how a size is computed, on the first model listed, at the list's preset."""
     from tokenwalk.cli.output import current
 
     if not current().explain:
@@ -302,5 +302,5 @@ def _explain(rows: list[CatalogueRow], console: object) -> None:
     from tokenwalk.render.explain import explain_catalogue
 
     first = next((r for r in rows if not r.error), None)
-    example = size_report(load_model(first.slug, "Q4_K_M").model) if first else None
+    example = size_report(load_model(first.slug, quant).model) if first else None
     explain_catalogue(example, console)  # type: ignore[arg-type]
