@@ -387,3 +387,43 @@ def test_sweep_of_models_and_machines_has_a_series_for_each_pair(capsys, monkeyp
     for pair in (f"{M}, radeon-860m", f"{M}, rtx-5090", "qwen3.6-27b, radeon-860m"):
         assert pair in legend
     assert "qwen3.6-27b, rtx-5090" in legend
+
+
+def test_compare_chart_bars_follow_the_rows(capsys) -> None:
+    """compare --chart: one bar a machine per panel, the longest for the largest value."""
+    import os
+
+    from tokenwalk.cli import main
+
+    os.environ["COLUMNS"] = "80"
+    try:
+        code = main(
+            [
+                "compare",
+                "qwen3.6-35b-a3b",
+                "-m",
+                "radeon-860m,rtx-5090",
+                "--prompt",
+                "6500",
+                "--chart",
+            ]
+        )
+    finally:
+        del os.environ["COLUMNS"]
+    out = capsys.readouterr().out
+    assert code == 0
+    assert all(len(line) <= 80 for line in out.splitlines())
+    lines = out.splitlines()
+    speed = lines[lines.index("Decode speed (tok/s)") + 1 :][:2]
+    ttft = lines[next(i for i, x in enumerate(lines) if x.startswith("Time to first")) + 1 :][:2]
+    assert speed[0].count("█") < speed[1].count("█")  # the laptop writes slower
+    assert ttft[0].count("█") > ttft[1].count("█")  # and waits longer for the first token
+
+
+@pytest.mark.parametrize("command", [["machines"], ["models"], ["tokens", "qwen3-0.6b", "x"]])
+def test_commands_without_a_chart_offer_no_chart_option(capsys, command) -> None:
+    from tokenwalk.cli import main
+
+    assert main([*command, "--chart"]) == 2
+    err = capsys.readouterr().err
+    assert "No such option: --chart" in err and len(err.strip().splitlines()) == 1

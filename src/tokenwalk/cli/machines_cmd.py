@@ -127,7 +127,7 @@ def _rate_cell(r: MachineRow) -> str:
 
 
 @app.command()
-@output_options
+@output_options(chart=False)
 def machines(
     query: Annotated[
         str | None,
@@ -235,7 +235,7 @@ def _explain(kind: str, obj: object, console: object) -> None:
 
 
 @app.command()
-@output_options
+@output_options(chart=False)
 def calibrate(
     machine: MachineOpt = None,
     from_file: Annotated[

@@ -172,7 +172,7 @@ def models_fit(
 
 @app.command()
 @system_options
-@output_options
+@output_options(chart=False)
 def models(
     query: Annotated[
         str | None, typer.Argument(help="Only models whose name contains this.", show_default=False)

@@ -149,7 +149,7 @@ def answering(kwargs: dict[str, Any]) -> Iterator[Output]:
     out = Output(
         json=bool(kwargs.get("json")),
         collected=current().collected,
-        **{name: kwargs.pop(name) for name in _OUTPUT_OPTIONS},
+        **{name: kwargs.pop(name, default) for name, (_, default) in _OUTPUT_OPTIONS.items()},
     )
     _check(out)
     if "json" in kwargs:
@@ -159,14 +159,19 @@ def answering(kwargs: dict[str, Any]) -> Iterator[Output]:
         _save(out)
 
 
-def output_options(fn: F) -> F:
+def output_options(fn: F | None = None, *, chart: bool = True) -> Any:
     """Give command `fn` (which takes `json: bool`) the output options beside it, kept as the
-    current `Output` while it runs; with --csv the command runs quiet, as for --json."""
+    current `Output` while it runs; with --csv the command runs quiet, as for --json.
+    Used as `@output_options`, or `@output_options(chart=False)` for a command whose answers
+    have no chart: it offers no --chart."""
+    if fn is None:
+        return functools.partial(output_options, chart=chart)
     sig = inspect.signature(fn, eval_str=True)
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()]
     extra = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
         for name, (ann, default) in _OUTPUT_OPTIONS.items()
+        if chart or name != "chart"
     ]
 
     @functools.wraps(fn)

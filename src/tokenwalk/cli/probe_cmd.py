@@ -23,7 +23,7 @@ def _target(machines_file: str | None) -> Path:
 
 
 @app.command()
-@output_options
+@output_options(chart=False)
 def probe(
     write: Annotated[
         bool,

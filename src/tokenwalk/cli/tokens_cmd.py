@@ -19,7 +19,7 @@ from tokenwalk.errors import InputError
 
 
 @app.command()
-@output_options
+@output_options(chart=False)
 def tokens(
     model: ModelArg,
     file: Annotated[

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tokenwalk.costs.budget import BudgetReport
+    from tokenwalk.costs.compare import CompareReport
     from tokenwalk.costs.kv import KvReport
     from tokenwalk.costs.size import SizeReport
     from tokenwalk.costs.spec import SpecReport
@@ -38,6 +39,7 @@ __all__ = [
     "chart_sweep_report",
     "chart_spec_report",
     "chart_size_report",
+    "chart_compare_report",
 ]
 
 # (glyph, colour) of the shares of a bar: the glyphs alone tell them apart without colour
@@ -700,3 +702,38 @@ def chart_size_report(r: SizeReport, console: Console) -> None:
     console.print()
     _title(console, f"Bytes by role: {human_bytes(r.tensor_bytes)} of tensors")
     _hbars(console, [(x.role, x.tensor_bytes, human_bytes(x.tensor_bytes)) for x in roles])
+
+
+def chart_compare_report(r: CompareReport, console: Console) -> None:
+    """The seed's laptop / desktop card / cloud figure: for each model on each machine, a bar
+    of decode speed, of time to first token, of the whole request and, where the power is
+    known, of its energy; each on its own scale, the longest bar the largest value."""
+    several = len({row.model for row in r.rows}) > 1
+
+    def label(row: Any) -> str:
+        return visible(f"{row.model} on {row.machine}" if several else row.machine, 60)
+
+    from tokenwalk.render.energy import wh
+
+    panels: list[tuple[str, list[tuple[str, float, str]]]] = [
+        ("Decode speed (tok/s)", [(label(x), x.tok_s, rate(x.tok_s)) for x in r.rows]),
+        (
+            f"Time to first token, {r.prompt_tokens:,} tokens in",
+            [(label(x), x.ttft_s, seconds(x.ttft_s)) for x in r.rows],
+        ),
+        (
+            f"The whole request, {r.prompt_tokens:,} in and {r.output_tokens:,} out",
+            [(label(x), x.total_s, seconds(x.total_s)) for x in r.rows],
+        ),
+    ]
+    energy = [
+        (label(x), x.energy.energy_wh, wh(x.energy.energy_wh))
+        for x in r.rows
+        if x.energy.energy_wh is not None
+    ]
+    if energy:
+        panels.append(("Energy of the request", energy))
+    for title, rows in panels:
+        console.print()
+        _title(console, title)
+        _hbars(console, rows)
