@@ -4,13 +4,13 @@ and hands the command one `CostSpec`; `tokenwalk.costs.energy` does the arithmet
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel, ConfigDict
+
+from tokenwalk.cli.declare import with_options
 
 if TYPE_CHECKING:
     from tokenwalk.costs.energy import Power, Price
@@ -120,17 +120,9 @@ def cost_options(fn: F | None = None, *, one_price: bool = True) -> Any:
     which machine pays which), each checked on its own."""
     if fn is None:
         return lambda f: cost_options(f, one_price=one_price)
-    sig = inspect.signature(fn, eval_str=True)
-    params = [p for p in sig.parameters.values() if p.name != "cost"]
-    extra = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, (ann, default) in _COST_OPTIONS.items()
-    ]
-    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
 
-    @functools.wraps(fn)
-    def command(**kwargs: Any) -> Any:
-        spec = CostSpec(**{name: kwargs.pop(name) for name in _COST_OPTIONS})
+    def call(gathered: dict[str, Any], rest: dict[str, Any]) -> Any:
+        spec = CostSpec(**gathered)
         if one_price:
             spec.price  # noqa: B018 - refuse bad prices before any work
         else:
@@ -140,8 +132,6 @@ def cost_options(fn: F | None = None, *, one_price: bool = True) -> Any:
             from tokenwalk.costs.energy import system_power
 
             system_power((), watts=spec.watts)
-        return fn(cost=spec, **kwargs)
+        return fn(cost=spec, **rest)
 
-    command.__signature__ = sig.replace(parameters=[*keyword, *extra])  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
-    return command  # type: ignore[return-value]
+    return with_options(fn, _COST_OPTIONS, call, replaces="cost")

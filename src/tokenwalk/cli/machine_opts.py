@@ -5,8 +5,6 @@ that into devices and a host."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
@@ -14,6 +12,7 @@ import typer
 
 from tokenwalk.cli.app import parse_count, parse_gb
 from tokenwalk.cli.complete import complete_machine
+from tokenwalk.cli.declare import with_options
 from tokenwalk.system import SystemSpec
 
 __all__ = [
@@ -300,19 +299,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def system_options(fn: F) -> F:
     """Give command `fn` the system options (one panel of its --help) in place of its
     `system: SystemSpec` parameter, which receives them gathered."""
-    sig = inspect.signature(fn, eval_str=True)
-    params = [p for p in sig.parameters.values() if p.name != "system"]
-    extra = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, (ann, default) in _SYSTEM_OPTIONS.items()
-    ]
-    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
-
-    @functools.wraps(fn)
-    def command(**kwargs: Any) -> Any:
-        spec = SystemSpec(**{name: kwargs.pop(name) for name in _SYSTEM_OPTIONS})
-        return fn(system=spec, **kwargs)
-
-    command.__signature__ = sig.replace(parameters=[*keyword, *extra])  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
-    return command  # type: ignore[return-value]
+    return with_options(
+        fn,
+        _SYSTEM_OPTIONS,
+        lambda gathered, rest: fn(system=SystemSpec(**gathered), **rest),
+        replaces="system",
+    )

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -16,6 +15,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from tokenwalk.cli.declare import with_options
 from tokenwalk.errors import InputError
 
 __all__ = ["Output", "Collected", "current", "output_options", "answering", "OUTPUT_PANEL", "using"]
@@ -166,19 +166,11 @@ def output_options(fn: F | None = None, *, chart: bool = True) -> Any:
     have no chart: it offers no --chart."""
     if fn is None:
         return functools.partial(output_options, chart=chart)
-    sig = inspect.signature(fn, eval_str=True)
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()]
-    extra = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, (ann, default) in _OUTPUT_OPTIONS.items()
-        if chart or name != "chart"
-    ]
+    options = {k: v for k, v in _OUTPUT_OPTIONS.items() if chart or k != "chart"}
 
-    @functools.wraps(fn)
-    def command(**kwargs: Any) -> Any:
+    def call(gathered: dict[str, Any], rest: dict[str, Any]) -> Any:
+        kwargs = rest | gathered
         with answering(kwargs):
             return fn(**kwargs)
 
-    command.__signature__ = sig.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in [*params, *extra]}
-    return command  # type: ignore[return-value]
+    return with_options(fn, options, call)
