@@ -362,14 +362,20 @@ def test_write_defaults_writes_the_checkout_it_runs_from(refit, tmp_path, capsys
     timing_defaults.cache_clear()  # the next test reads the real file again
 
 
-def test_the_checkout_of_this_test_run_is_found():
-    """Tests run from a checkout: its data/timing.yaml is where --write-defaults would write."""
+def test_the_checkout_of_this_test_run_is_found_or_the_install_is_refused():
+    """Run from a checkout (pip install -e .), --write-defaults writes its data/timing.yaml;
+    from an installed copy (CI's `pip install .`), it refuses."""
     from pathlib import Path
 
+    import tokenwalk
     from tokenwalk.calibrate import defaults_target
 
     root = Path(__file__).resolve().parents[1]
-    assert defaults_target() == root / "data" / "timing.yaml"
+    if Path(tokenwalk.__file__).resolve().is_relative_to(root / "src"):
+        assert defaults_target() == root / "data" / "timing.yaml"
+    else:
+        with pytest.raises(InputError, match="installed package"):
+            defaults_target()
 
 
 def test_progress_shows_a_hostile_name_as_data(monkeypatch):
