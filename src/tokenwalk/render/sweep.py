@@ -37,15 +37,25 @@ def _number(x: float) -> str:
     return f"{x:.2f}"
 
 
-def _heading(c: SweepColumn) -> str:
+_BYTE_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B"))
+
+
+def _byte_unit(values: list[Cell]) -> tuple[float, str]:
+    """The one unit of a column of bytes: the largest in which its largest value is >= 1
+    (GB for weights, KB for a KV cache per token)."""
+    top = max((abs(v) for v in values if isinstance(v, int | float)), default=0)
+    return next(((d, u) for d, u in _BYTE_UNITS if top >= d), _BYTE_UNITS[0])
+
+
+def _heading(c: SweepColumn, unit: str = "GB") -> str:
     if c.unit == "B":
-        return f"{c.label}\nGB"
+        return f"{c.label}\n{unit}"
     if c.unit in ("", "tokens"):
         return c.label
     return f"{c.label}\n{c.unit}"
 
 
-def _value_cell(c: SweepColumn, value: Cell) -> str:
+def _value_cell(c: SweepColumn, value: Cell, per: float = 1e9) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -53,7 +63,7 @@ def _value_cell(c: SweepColumn, value: Cell) -> str:
     if isinstance(value, str):
         return safe_markup(value)
     if c.unit == "B":
-        return f"{value / 1e9:,.2f}"
+        return _number(value / per)
     if c.key in ("params", "active_params"):
         return params(value)
     if c.unit == "tokens" or isinstance(value, int):
@@ -127,9 +137,15 @@ def _table(
 
 def render_sweep(r: SweepReport, console: Console) -> None:
     headings = [(name.replace("_", "-"), "left") for name in r.axes]
-    headings += [(_heading(c), "right") for c in r.columns]
+    units = [_byte_unit([row.values.get(c.key) for row in r.rows]) for c in r.columns]
+    headings += [
+        (_heading(c, unit), "right") for c, (_, unit) in zip(r.columns, units, strict=True)
+    ]
     columns = [[_input_cell(n, row.inputs[n]) for row in r.rows] for n in r.axes]
-    columns += [[_value_cell(c, row.values.get(c.key)) for row in r.rows] for c in r.columns]
+    columns += [
+        [_value_cell(c, row.values.get(c.key), per) for row in r.rows]
+        for c, (per, _) in zip(r.columns, units, strict=True)
+    ]
     console.print(_table(_title(r), headings, columns, console))
     for i, (row, run) in enumerate(zip(r.rows, r.runs, strict=False), start=1):
         memory = getattr(run, "memory", None)
