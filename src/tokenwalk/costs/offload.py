@@ -13,7 +13,9 @@ docs/offload.md for the sources):
   layers in RAM; attention, router, shared experts and KV stay with the layer.
 - `auto` is `--fit`: everything if it fits with 1024 MiB free per device; else an unset context
   shrinks towards 4096; else for a MoE the experts of the LAST layers go to RAM (layers converted
-  to full GPU layers front to back), for a dense model the most whole layers that fit.
+  to full GPU layers front to back), for a dense model the most whole layers that fit. On one
+  card the first layer whose experts went to RAM may then keep part of its FFN on the GPU
+  (`BOUNDARY_PARTS`: up, up + gate, or attention only), as fit.cpp's LAYER_FRACTION_* do.
 - Each layer's KV cache lives with its layer; MTP blocks are not loaded unless an MTP draft
   asks for them (`Offload.load_mtp`).
 
@@ -38,6 +40,7 @@ Formulas: docs/timing-model.md ("Split systems"), docs/offload.md ("Cards in ano
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -177,15 +180,47 @@ class Placement:
     ngl: int
     ctx: int  # the context reserved (--fit may shrink an unset one)
     flags: str  # llama.cpp flags that reproduce it
+    boundary: int | None = None  # a GPU block whose FFN is split by part (--fit's partial layer)
+    boundary_part: str = ""  # a key of BOUNDARY_PARTS: what of that block stays on its GPU
 
     @cached_property
     def all_on_gpu(self) -> bool:
         return (
-            HOST not in self.layer_device and self.output_device != HOST and not (self.experts_host)
+            HOST not in self.layer_device
+            and self.output_device != HOST
+            and not (self.experts_host)
+            and self.boundary is None
         )
 
     def expert_device(self, il: int) -> int:
-        return HOST if il in self.experts_host else self.layer_device[il]
+        """Where the routed experts of block `il` run (the boundary block's in part: RAM)."""
+        if il in self.experts_host or il == self.boundary:
+            return HOST
+        return self.layer_device[il]
+
+    def tensor_device(self, t: Tensor) -> int:
+        """Device of one block tensor: the boundary block's by BOUNDARY_PARTS' pattern."""
+        assert t.layer is not None
+        if t.layer == self.boundary:
+            moved = boundary_pattern(t.layer, self.boundary_part).search(t.name)
+            return HOST if moved else self.layer_device[t.layer]
+        return self.expert_device(t.layer) if t.role is Role.EXPERT else self.layer_device[t.layer]
+
+
+# fit.cpp `get_overflow_pattern`: the tensors of the partial boundary block that go to RAM; what
+# the pattern leaves stays on the GPU. "up": attention + ffn_up (LAYER_FRACTION_UP), "gate":
+# attention + up + gate (LAYER_FRACTION_GATE), "attn": attention only (LAYER_FRACTION_ATTN;
+# the router and shared experts go too, as the pattern matches them).
+BOUNDARY_PARTS: dict[str, str] = {
+    "attn": r"ffn_(gate|up|gate_up|down).*",
+    "up": r"ffn_(gate|gate_up|down).*",
+    "gate": r"ffn_down.*",
+}
+
+
+def boundary_pattern(il: int, part: str) -> re.Pattern[str]:
+    """llama.cpp's -ot pattern (regex_search on the tensor name) for block `il`'s `part`."""
+    return re.compile(rf"blk\.{il}\.{BOUNDARY_PARTS[part]}")
 
 
 def _proportional(i_gpu_start: int, n_all: int, shares: list[float]) -> list[int]:
@@ -213,10 +248,14 @@ def place(
     experts_host: frozenset[int] | None = None,
     ngl: int | None = None,
     counts: list[int] | None = None,
+    boundary: int | None = None,
+    boundary_part: str = "",
 ) -> Placement:
     """The placement llama.cpp makes for `-ngl` (offload.gpu_layers, None: all), `--cpu-moe`,
     `--n-cpu-moe`, over devices with free memory `shares` (bytes). `counts` gives layers per
-    device explicitly (llama.cpp's -ts as --fit writes it), from the first device on."""
+    device explicitly (llama.cpp's -ts as --fit writes it), from the first device on.
+    `boundary` (a GPU block, its experts not in `experts_host`) keeps `boundary_part` of its
+    FFN on the GPU and sends the rest to RAM (`BOUNDARY_PARTS`)."""
     n_all = model.spec.n_layer_all
     n_gpu = n_all + 1 if ngl is None else ngl
     if ngl is None and offload.gpu_layers is not None:
@@ -247,6 +286,11 @@ def place(
     flags = [f"-ngl {n_gpu}" if n_gpu <= n_all else "-ngl all"]
     if experts_host:
         flags.append(_experts_flag(experts_host, moe))
+    if boundary is not None and layer_device[boundary] == HOST:
+        boundary, boundary_part = None, ""
+    if boundary is not None:
+        pattern = boundary_pattern(boundary, boundary_part).pattern
+        flags.append(f'-ot "{pattern}=CPU" (block {boundary}: {_PART_WORDS[boundary_part]})')
     if counts is not None and len(counts) > 1:
         flags.append("-ts " + ",".join(str(c) for c in counts))
     return Placement(
@@ -257,7 +301,16 @@ def place(
         ngl=n_gpu,
         ctx=ctx,
         flags=" ".join(flags),
+        boundary=boundary,
+        boundary_part=boundary_part,
     )
+
+
+_PART_WORDS = {
+    "attn": "attention on the GPU, its FFN in RAM",
+    "up": "attention and ffn_up on the GPU",
+    "gate": "attention, ffn_up and ffn_gate on the GPU",
+}
 
 
 def _experts_flag(host: frozenset[int], moe: list[int]) -> str:
@@ -413,11 +466,22 @@ def device_memory(
     for layer in model.layers:
         il = layer.index
         d = placement.layer_device[il]
-        weights[d] += w.dense[il]
         x = placement.expert_device(il)
-        weights[x] += w.experts[il]
-        if x != d and w.experts[il]:
-            expert_layers[x] += 1
+        if il == placement.boundary:  # the partial block: tensor by tensor
+            moved = [
+                t.n_bytes
+                for t in model.tensors
+                if t.layer == il and placement.tensor_device(t) == HOST
+            ]
+            weights[d] += w.dense[il] + w.experts[il] - sum(moved)
+            weights[HOST] += sum(moved)
+            expert_layers[HOST] += 1
+            host_weights.append(max(moved, default=0))
+        else:
+            weights[d] += w.dense[il]
+            weights[x] += w.experts[il]
+            if x != d and w.experts[il]:
+                expert_layers[x] += 1
         if layer.mtp and not load_mtp:
             continue
         kv[d] += _layer_kv(model, layer, ctx, kv_type, parallel, ubatch)
@@ -425,7 +489,7 @@ def device_memory(
         layers_at[d].append(layer)
         if d == HOST:
             host_weights.append(w.largest[il])
-        elif x == HOST:
+        elif x == HOST and il != placement.boundary:
             host_weights.append(w.largest_expert[il])
     cells = context_cells(ctx, parallel)
     out: list[DeviceMemory] = []
@@ -438,7 +502,11 @@ def device_memory(
             model, ubatch, layers_at[k], head=head, ctx_cells=0 if k == HOST else cells
         )
         if is_host:
-            expert_only = [x for x in model.decoding_layers if x.index in placement.experts_host]
+            expert_only = [
+                x
+                for x in model.decoding_layers
+                if x.index in placement.experts_host or x.index == placement.boundary
+            ]
             buf = max(
                 buf,
                 compute_buffer_bytes(model, ubatch, expert_only, head=False),
@@ -497,7 +565,9 @@ def fit_auto(
     1. everything on the GPUs if it fits; 2. an unset context shrinks, down to FIT_MIN_CTX;
     3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
     RAM; layers become full GPU layers front to back); a dense model, or a MoE whose dense part
-    alone does not fit, keeps the most whole layers, filling the GPUs back to front."""
+    alone does not fit, keeps the most whole layers, filling the GPUs back to front.
+    4. on one card, the first block whose experts are in RAM may keep part of its FFN on the
+    GPU (`_partial_boundary`)."""
     nd = len(system.devices)
     shares = [
         float(max(0, (d.memory_bytes or 0) - s))
@@ -506,7 +576,7 @@ def fit_auto(
     trained = model.spec.n_ctx_train or 4096
     c0 = ctx if ctx is not None else trained
 
-    def ok(p: Placement) -> bool:
+    def ok(p: Placement, strict: bool = False) -> bool:
         mem = device_memory(
             model,
             system,
@@ -518,8 +588,10 @@ def fit_auto(
             op_offload=offload.op_offload,
             load_mtp=offload.load_mtp,
         )
-        # --fit measures the cards only (the host's RAM is not its concern; mmap pages in)
-        return all(m.free_bytes >= margin for m in mem if m.role == "gpu")
+        # --fit measures the cards only (the host's RAM is not its concern; mmap pages in);
+        # its partial-layer tries ask for strictly more than the margin
+        gpus = [m.free_bytes for m in mem if m.role == "gpu"]
+        return all(f > margin if strict else f >= margin for f in gpus)
 
     full = place(model, offload, shares, ctx=c0)
     if ok(full):
@@ -550,11 +622,47 @@ def fit_auto(
                 else:
                     hi = mid - 1
             p = place(model, offload, shares, ctx=c, experts_host=frozenset(moe[lo:]))
+            if nd == 1 and lo < len(moe):
+                p = _partial_boundary(model, offload, shares, c, ok, moe[lo:]) or p
             return _with_flag(p, ctx_flag)
         return _with_flag(
             _fill_back_to_front(model, offload, shares, c, ok, nd, everything), ctx_flag
         )
     return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
+
+
+def _partial_boundary(
+    model: Model,
+    offload: Offload,
+    shares: list[float],
+    ctx: int,
+    ok,  # noqa: ANN001
+    in_ram: list[int],
+) -> Placement | None:
+    """fit.cpp's "try to fit at least part of one more layer", one card: the first block whose
+    experts are in RAM (in_ram[0]) tries LAYER_FRACTION_UP (attention + ffn_up on the GPU); if
+    that fits, LAYER_FRACTION_GATE (+ ffn_gate); if UP does not fit, LAYER_FRACTION_ATTN
+    (the whole FFN in RAM). Each try must leave strictly more than the margin free. None: no
+    try fits, the block stays as it was (experts in RAM, the rest on the GPU)."""
+    rest = frozenset(in_ram[1:])
+
+    def part(kind: str) -> Placement:
+        return place(
+            model,
+            offload,
+            shares,
+            ctx=ctx,
+            experts_host=rest,
+            boundary=in_ram[0],
+            boundary_part=kind,
+        )
+
+    up = part("up")
+    if ok(up, strict=True):
+        gate = part("gate")
+        return gate if ok(gate, strict=True) else up
+    attn = part("attn")
+    return attn if ok(attn, strict=True) else None
 
 
 def _fill_back_to_front(
@@ -654,7 +762,7 @@ def _parts(model: Model, placement: Placement, load_mtp: bool) -> list[_Part]:
         if t.role is Role.MTP and not load_mtp:
             continue
         il = t.layer
-        d = placement.expert_device(il) if t.role is Role.EXPERT else placement.layer_device[il]
+        d = placement.tensor_device(t)
         part(d).tensors.append(t)
         counted.setdefault(d, set()).add(il)
     emb = model.embedding
@@ -1001,12 +1109,7 @@ def rpc_terms(
                 for t in model.tensors
                 if t.layer in ils
                 and (t.role is not Role.MTP or load_mtp)
-                and (
-                    placement.expert_device(t.layer)
-                    if t.role is Role.EXPERT
-                    else placement.layer_device[t.layer]
-                )
-                == run.device
+                and placement.tensor_device(t) == run.device
             )
             nodes = RPC_NODES_PER_LAYER * len(run.layers) + (3 if run.head else 0)
             graph += rpc_graph_bytes(nodes, nodes + weights + (1 if run.head else 0))
