@@ -123,10 +123,6 @@ def _n(x: float) -> str:
     return count(x)
 
 
-def _g(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}g}"
-
-
 def _sum(terms: Sequence[str], limit: int = 4) -> str:
     """'a + b + c', or 'a + b + ... + z (n terms)' when there are more than `limit`."""
     if len(terms) <= limit:
