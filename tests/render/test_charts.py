@@ -427,3 +427,34 @@ def test_commands_without_a_chart_offer_no_chart_option(capsys, command) -> None
     assert main([*command, "--chart"]) == 2
     err = capsys.readouterr().err
     assert "No such option: --chart" in err and len(err.strip().splitlines()) == 1
+
+
+def test_sweep_chart_shows_bytes_as_the_sweep_table_does():
+    """The chart takes the unit of the table (KB for a KV cache per token, not 0.000164 GB),
+    and a bar's label reads as the table's numbers do ('640.0 MB', not '0.64 GB')."""
+    rows = [
+        SweepRow(inputs={"ctx": c}, values={"kv_bytes_per_token": b})
+        for c, b in ((4096, 40960), (32768, 163840))
+    ]
+    r = SweepReport(
+        command="kv",
+        axes=["ctx"],
+        columns=[SweepColumn(key="kv_bytes_per_token", label="per token", unit="B")],
+        rows=rows,
+        runs=[],
+    )
+    plain = draw(charts.chart_sweep_report, r, 80, colour=False)
+    assert "per token (KB) against ctx" in plain
+    rows = [
+        SweepRow(inputs={"ctx": 8192, "machine": m}, values={"file_bytes": b})
+        for m, b in (("big", 21.1e9), ("small", 640e6))
+    ]
+    r = SweepReport(
+        command="size",
+        axes=["ctx", "machine"],
+        columns=[SweepColumn(key="file_bytes", label="file size", unit="B")],
+        rows=rows,
+        runs=[],
+    )
+    plain = draw(charts.chart_sweep_report, r, 80, colour=False)
+    assert "21.1 GB" in plain and "640.0 MB" in plain

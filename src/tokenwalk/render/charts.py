@@ -16,6 +16,7 @@ from rich.text import Text
 
 from tokenwalk.render.fmt import capacity, human_bytes, rate, seconds
 from tokenwalk.render.safe import visible
+from tokenwalk.render.sweep import byte_unit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -586,12 +587,6 @@ def _numeric(values: Sequence[Any]) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
-def _in_unit(value: float, unit: str) -> tuple[float, str]:
-    if unit == "B":
-        return value / 1e9, "GB"
-    return value, unit
-
-
 def chart_sweep_report(r: SweepReport, console: Console) -> None:
     """A sweep's first column against its numeric axis, one line per value of the other
     axes (two machines: two lines); with no numeric axis, one bar per run."""
@@ -601,7 +596,8 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
     numeric_axes = [a for a in r.axes if _numeric([row.inputs.get(a) for row in r.rows])]
     ys = [row.values.get(col.key) for row in r.rows]
     console.print()
-    unit = _in_unit(0.0, col.unit)[1]
+    # bytes in the one unit the sweep's table gives the column (KB for KV per token)
+    per, unit = byte_unit(ys) if col.unit == "B" else (1.0, col.unit)
     shown_unit = f" ({unit})" if unit else ""
     if not numeric_axes or not _numeric([y for y in ys if y is not None]):
         _title(console, f"{col.label}{shown_unit}")
@@ -610,8 +606,7 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
             if not isinstance(y, int | float) or isinstance(y, bool):
                 continue
             label = ", ".join(visible(row.inputs[a], 40) for a in r.axes)
-            value = _in_unit(float(y), col.unit)[0]
-            rows.append((label, value, _format(float(y), col.unit)))
+            rows.append((label, float(y) / per, _format(float(y), col.unit)))
         _hbars(console, rows)
         return
     axis = numeric_axes[0]
@@ -621,9 +616,7 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
         if y is None:
             continue
         key = tuple(row.inputs.get(a) for a in others)
-        groups.setdefault(key, []).append(
-            (float(row.inputs[axis]), _in_unit(float(y), col.unit)[0])
-        )
+        groups.setdefault(key, []).append((float(row.inputs[axis]), float(y) / per))
     series = []
     for key, pts in groups.items():
         pts.sort()
@@ -632,7 +625,7 @@ def chart_sweep_report(r: SweepReport, console: Console) -> None:
     xs = sorted({x for _, sx, _ in series for x in sx})
     _title(console, f"{col.label}{shown_unit} against {axis}")
     if len(xs) < 2:
-        rows = [(label, sy[0], _format(sy[0], unit)) for label, _, sy in series]
+        rows = [(label, sy[0], _format(sy[0] * per, col.unit)) for label, _, sy in series]
         _hbars(console, rows)
         return
     counts = all(float(x).is_integer() for x in xs) and max(xs) >= 1024
@@ -660,8 +653,6 @@ def _format(value: float, unit: str) -> str:
         return seconds(value)
     if unit == "B":
         return human_bytes(value)
-    if unit == "GB":
-        return f"{value:,.2f} GB"
     if unit == "tok/s":
         return rate(value)
     return f"{value:,.4g}" + (f" {unit}" if unit else "")

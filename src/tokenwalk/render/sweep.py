@@ -13,7 +13,7 @@ from tokenwalk.costs.sweep import Cell, SweepColumn, SweepReport
 from tokenwalk.render.fmt import count, params
 from tokenwalk.render.safe import safe_markup, safe_text
 
-__all__ = ["render_sweep"]
+__all__ = ["render_sweep", "byte_unit"]
 
 _TOKEN_INPUTS = {"prompt", "ctx", "cached", "output", "ubatch"}
 
@@ -40,7 +40,7 @@ def _number(x: float) -> str:
 _BYTE_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "B"))
 
 
-def _byte_unit(values: list[Cell]) -> tuple[float, str]:
+def byte_unit(values: list[Cell]) -> tuple[float, str]:
     """The one unit of a column of bytes: the largest in which its largest value is >= 1
     (GB for weights, KB for a KV cache per token)."""
     top = max((abs(v) for v in values if isinstance(v, int | float)), default=0)
@@ -137,7 +137,7 @@ def _table(
 
 def render_sweep(r: SweepReport, console: Console) -> None:
     headings = [(name.replace("_", "-"), "left") for name in r.axes]
-    units = [_byte_unit([row.values.get(c.key) for row in r.rows]) for c in r.columns]
+    units = [byte_unit([row.values.get(c.key) for row in r.rows]) for c in r.columns]
     headings += [
         (_heading(c, unit), "right") for c, (_, unit) in zip(r.columns, units, strict=True)
     ]
