@@ -162,12 +162,35 @@ def test_power_needs_its_source():
 
 @pytest.mark.parametrize(
     "value, text",
-    [(1003.0, "1.00 kWh"), (58.0, "58.0 Wh"), (0.0709, "70.9 mWh"), (999.7, "1,000 Wh")],
+    [
+        (1003.0, "1.00 kWh"),
+        (58.0, "58.0 Wh"),
+        (0.0709, "70.9 mWh"),
+        (999.7, "1.00 kWh"),  # the unit chosen after rounding: never '1,000 Wh'
+        (0.9997, "1.00 Wh"),
+        (2.5e6, "2,500 kWh"),
+    ],
 )
 def test_watt_hours_read_in_the_largest_sensible_unit(value, text):
     from tokenwalk.render.energy import wh
 
     assert wh(value) == text
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (3.8, "3.80 J"),
+        (1870.0, "1.87 kJ"),
+        (0.5, "0.500 J"),
+        (0.012, "12.0 mJ"),
+        (999.7, "1.00 kJ"),
+    ],
+)
+def test_joules_read_in_the_largest_sensible_unit(value, text):
+    from tokenwalk.render.energy import joules
+
+    assert joules(value) == text
 
 
 @pytest.mark.parametrize(

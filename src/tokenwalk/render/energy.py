@@ -35,28 +35,29 @@ def _sig3(x: float) -> str:
     return f"{x:,.0f}" if "e" in text else text
 
 
+# (unit, its size in the base unit, the smallest shown value it takes), the largest first
+_WH_UNITS = (("kWh", 1e3, 1.0), ("Wh", 1.0, 1.0), ("mWh", 1e-3, 1.0), ("µWh", 1e-6, -math.inf))
+_J_UNITS = (("MJ", 1e6, 1.0), ("kJ", 1e3, 1.0), ("J", 1.0, 0.1), ("mJ", 1e-3, -math.inf))
+
+
+def _scaled(x: float, units: tuple[tuple[str, float, float], ...]) -> str:
+    """`x` in the largest unit whose shown value (`_sig3`, after rounding) is at least that
+    unit's smallest: 999.7 Wh is '1.00 kWh', never '1,000 Wh'."""
+    for unit, scale, smallest in units:
+        text = _sig3(x / scale)
+        if float(text.replace(",", "")) >= smallest:
+            return f"{text} {unit}"
+    raise AssertionError("the last unit takes any value")  # pragma: no cover
+
+
 def wh(x: float) -> str:
-    """Watt-hours in the largest sensible unit: 1,070 -> '1.07 kWh', 0.058 -> '58 mWh'."""
-    if x >= 1e6:
-        return f"{x / 1e3:,.0f} kWh"
-    if x >= 1000:
-        return f"{_sig3(x / 1000)} kWh"
-    if x >= 1:
-        return f"{_sig3(x)} Wh"
-    if x >= 1e-3:
-        return f"{_sig3(x * 1e3)} mWh"
-    return f"{_sig3(x * 1e6)} µWh"
+    """Watt-hours in the largest sensible unit: 1,070 -> '1.07 kWh', 0.058 -> '58.0 mWh'."""
+    return _scaled(x, _WH_UNITS)
 
 
 def joules(x: float) -> str:
-    """Joules: 3.8 -> '3.8 J', 1,870 -> '1.87 kJ', 0.012 -> '12 mJ'."""
-    if x >= 1e6:
-        return f"{_sig3(x / 1e6)} MJ"
-    if x >= 1000:
-        return f"{_sig3(x / 1000)} kJ"
-    if x >= 0.1:
-        return f"{_sig3(x)} J"
-    return f"{_sig3(x * 1e3)} mJ"
+    """Joules: 3.8 -> '3.80 J', 1,870 -> '1.87 kJ', 0.5 -> '0.500 J', 0.012 -> '12.0 mJ'."""
+    return _scaled(x, _J_UNITS)
 
 
 def money(x: float, currency: str | None) -> str:
