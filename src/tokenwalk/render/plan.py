@@ -14,7 +14,7 @@ from rich.text import Text
 from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.trace import TraceReport
-from tokenwalk.render.fmt import capacity, count, human_bytes, rate, seconds
+from tokenwalk.render.fmt import capacity, count, human_bytes, pct, rate, seconds
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
@@ -50,9 +50,7 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     cap = r.capacity_bytes
 
     def row(label: str, n: float, style: str = "") -> None:
-        t.add_row(
-            label, human_bytes(n), f"{n / cap * 100:.0f}%", Text(_bar(n / cap, 30), style=style)
-        )
+        t.add_row(label, human_bytes(n), pct(n / cap), Text(_bar(n / cap, 30), style=style))
 
     row("system and other apps", r.system_bytes, "grey50")
     if r.gpu_limit_bytes is not None and cap - r.system_bytes > r.gpu_limit_bytes:
