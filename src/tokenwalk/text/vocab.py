@@ -405,6 +405,17 @@ def _import_tokenizers() -> Any:
     return tokenizers
 
 
+def _bpe_merges(merges: list[str], ids: Mapping[str, int]) -> list[tuple[str, str]]:
+    """The pairs of ``tokenizer.ggml.merges`` ('a b') whose halves and result are all tokens
+    of the vocabulary; others are skipped."""
+    pairs = []
+    for m in merges:
+        a, sep, b = m.partition(" ")
+        if sep and a in ids and b in ids and a + b in ids:
+            pairs.append((a, b))
+    return pairs
+
+
 def build_tokenizer(vocab: Vocab) -> Tokenizer:
     """A `tokenizers.Tokenizer` that splits text as llama.cpp does with `vocab` (see the module
     docstring). A BPE vocabulary whose `pre` tokenwalk does not know is split with the GPT-2
@@ -423,11 +434,7 @@ def build_tokenizer(vocab: Vocab) -> Tokenizer:
     if vocab.model == "gpt2":
         if vocab.merges is None:
             raise TokenizerError("a BPE vocabulary without tokenizer.ggml.merges")
-        merges = []
-        for m in vocab.merges:
-            a, sep, b = m.partition(" ")
-            if sep and a in ids and b in ids and a + b in ids:
-                merges.append((a, b))
+        merges = _bpe_merges(vocab.merges, ids)
         ignore = bool(PRE_ALIASES.get(vocab.pre or "", ("", False, False))[1])
         tok = tk.Tokenizer(models.BPE(vocab=ids, merges=merges, ignore_merges=ignore))
         family = vocab.pre_family or "gpt2"
@@ -444,11 +451,7 @@ def build_tokenizer(vocab: Vocab) -> Tokenizer:
         # (llama.cpp's LLAMA_VOCAB_PRE_TYPE_GEMMA4)
         if vocab.merges is None:
             raise TokenizerError("a Gemma 4 vocabulary without tokenizer.ggml.merges")
-        merges = []
-        for m in vocab.merges:
-            a, sep, b = m.partition(" ")
-            if sep and a in ids and b in ids and a + b in ids:
-                merges.append((a, b))
+        merges = _bpe_merges(vocab.merges, ids)
         tok = tk.Tokenizer(models.BPE(vocab=ids, merges=merges, byte_fallback=True))
         tok.normalizer = normalizers.Replace(" ", "▁")
         tok.pre_tokenizer = pre_tokenizers.Split(
