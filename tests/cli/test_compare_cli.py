@@ -306,3 +306,25 @@ def test_decode_answers_what_system_decode_does_with_streams(capsys, machine):
     assert (setup is None) == (machine == "radeon-860m")
     assert got["ctx"] == report.ctx == 16384
     assert got["tok_s"] == report.tok_s
+
+
+@pytest.mark.parametrize("machine", ["radeon-860m", "rtx-5090"])
+def test_budget_answers_what_system_budget_does_with_streams(capsys, machine):
+    """`budget` and compare's rows share `system_budget`, streams and all."""
+    from tokenwalk.costs.compare import system_budget
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.system import SystemSpec, resolve_system
+
+    got = run_json(
+        capsys, "budget", "qwen3-0.6b", "-m", machine, "--ctx", "32768", "--parallel", "4"
+    )
+    spec = SystemSpec(machine=machine)
+    report = system_budget(
+        [load_model("qwen3-0.6b").model],
+        resolve_system(spec),
+        spec.offload(),
+        ctx=32768,
+        parallel=4,
+    )
+    assert report is not None
+    assert got["free_bytes"] == report.free_bytes and got["max_fit_ctx"] == report.max_fit_ctx

@@ -23,7 +23,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system, system_bytes
+from tokenwalk.cli.checks import answer, fit_on, on_system
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tokenwalk.costs.energy import Power, Price
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
+    from tokenwalk.system import Offload, System
 
 
 # Presets a hint may suggest when the weights do not fit, largest first.
@@ -90,22 +91,14 @@ def _smaller_quants(models: list[Model]) -> list[tuple[str, list[Model]]]:
     return out
 
 
-def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any) -> BudgetReport:
-    """Fit `models` into machine `m`, the system's share given in GB or assumed by its kind."""
-    from tokenwalk.costs.budget import SHARED_MEMORY_KINDS, budget_report
+def _budget(models: list[Model], system: System, offload: Offload, **kw: Any) -> BudgetReport:
+    """`costs.compare.system_budget`, refused when a machine of one pool has no memory size."""
+    from tokenwalk.costs.compare import system_budget
 
-    if not m.memory_bytes:
-        raise InputError(f"machine '{m.slug}' has no memory size; give --memory GB")
-    return budget_report(
-        models,
-        machine=m.slug,
-        capacity_bytes=int(m.memory_bytes),
-        system_bytes=system_bytes(m, system_gb),
-        shared_memory=m.kind in SHARED_MEMORY_KINDS,
-        gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
-        gpu_limit_note=m.gpu_limit_note,
-        **kw,
-    )
+    report = system_budget(models, system, offload, **kw)
+    if report is None:
+        raise InputError(f"machine '{system.first.slug}' has no memory size; give --memory GB")
+    return report
 
 
 @app.command()
@@ -163,39 +156,12 @@ def budget(
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     else:
         loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
-    if not sysm.unified:
-        from tokenwalk.costs.split import split_budget_report
-
-        kw: dict[str, Any] = dict(
-            ctx=ctx, kv_type=kv_type.lower(), parallel=parallel, ubatch=ubatch
-        )
-        report = split_budget_report(loaded, sysm, offload, **kw)
-        if not report.fits:  # say what would make it fit, a smaller quant included
-            report = split_budget_report(
-                loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw
-            )
-    else:
-        m = sysm.first
-        report = _budget(
-            loaded,
-            m,
-            system.system_gb,
-            ctx=ctx,
-            kv_type=kv_type.lower(),
-            parallel=parallel,
-            ubatch=ubatch,
-        )
-        if not report.max_fit_ctx:  # not even the weights fit: work out which smaller quant would
-            report = _budget(
-                loaded,
-                m,
-                system.system_gb,
-                ctx=ctx,
-                kv_type=kv_type.lower(),
-                parallel=parallel,
-                ubatch=ubatch,
-                smaller_quants=_smaller_quants(loaded),
-            )
+    kw: dict[str, Any] = dict(ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch)
+    report = _budget(loaded, sysm, offload, **kw)
+    # say what would make it fit, a smaller quant included (on one pool of memory, when not
+    # even the weights fit)
+    if not (report.max_fit_ctx if sysm.unified else report.fits):
+        report = _budget(loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw)
     for w in report.warnings:
         warn(w)
     respond(report, json)
@@ -503,12 +469,7 @@ def spec(
                 "fits": fit.fits,
                 "memory": fit,
                 "budget": _budget(
-                    models,
-                    m,
-                    system.system_gb,
-                    ctx=reserved,
-                    kv_type=kv_type.lower(),
-                    load_mtp=mtp,
+                    models, sysm, offload, ctx=reserved, kv_type=kv_type, load_mtp=mtp
                 ),
             }
     else:

@@ -19,6 +19,7 @@ its energy; with one of them, it prices every machine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -106,15 +107,24 @@ def system_budget(
     *,
     ctx: int | None,
     kv_type: str = "f16",
+    parallel: int = 1,
     ubatch: int = 512,
+    smaller_quants: Sequence[tuple[str, list[Model]]] = (),
+    load_mtp: bool = False,
 ) -> BudgetReport | None:
     """`budget`'s answer for `models` on `system` at `ctx` (None: budget's default, 16,384 or
-    the models' shortest maximum); None when a machine of one pool has no memory size."""
+    the models' shortest maximum): one pool of memory (`budget_report`, the system's share
+    `system.system_gb` or what the machine's kind suggests) or cards and their host placed by
+    `offload` (`split_budget_report`; MTP blocks loaded as `offload.load_mtp` says, `load_mtp`
+    being one pool's). None when a machine of one pool has no memory size."""
     kv_type = kv_type.lower()
+    kw: dict[str, Any] = dict(
+        ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch, smaller_quants=smaller_quants
+    )
     if not system.unified:
         from tokenwalk.costs.split import split_budget_report
 
-        return split_budget_report(models, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
+        return split_budget_report(models, system, offload, **kw)
     m = system.first
     if not m.memory_bytes:
         return None
@@ -127,12 +137,11 @@ def system_budget(
         machine=m.slug,
         capacity_bytes=int(m.memory_bytes),
         system_bytes=held,
-        ctx=ctx,
-        kv_type=kv_type,
-        ubatch=ubatch,
         shared_memory=m.kind in SHARED_MEMORY_KINDS,
         gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
         gpu_limit_note=m.gpu_limit_note,
+        load_mtp=load_mtp,
+        **kw,
     )
 
 
