@@ -288,12 +288,10 @@ def stdout_console():  # noqa: ANN201
     from tokenwalk.cli.output import current
 
     out = current()
-    if out.consoles:  # one console per command, so --svg / --html save all it printed
-        return out.consoles[0]
-    # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
-    console = _Console(highlight=False, emoji=False, record=out.record)
-    out.consoles.append(console)
-    return console
+    if out.console is None:  # one console per command, so --svg / --html save all it printed
+        # data never reaches it as markup (see tokenwalk.render.safe); emoji codes stay text too
+        out.console = _Console(highlight=False, emoji=False, record=out.record)
+    return out.console
 
 
 def warn(message: str) -> None:

@@ -34,7 +34,7 @@ class Collected:
 
 @dataclass
 class Output:
-    """How a command's answer is printed. `consoles` are the Rich consoles that printed it,
+    """How a command's answer is printed. `console` is the one Rich console that printed it,
     kept to export what the terminal showed (`--svg`, `--html`)."""
 
     json: bool = False
@@ -43,7 +43,7 @@ class Output:
     chart: bool = False
     svg: Path | None = None
     html: Path | None = None
-    consoles: list[Any] = field(default_factory=list)
+    console: Any = None
     collected: Collected | None = None  # set while the runs of a sweep answer
 
     @property
@@ -130,15 +130,15 @@ def _check(out: Output) -> None:
 
 
 def _save(out: Output) -> None:
-    """Write what the recorded consoles printed (nothing when the command failed)."""
-    if not out.record or not out.consoles:
+    """Write what the recording console printed (nothing when the command failed)."""
+    if not out.record or out.console is None:
         return
     from tokenwalk.render.export import export_html, export_svg
 
     if out.svg is not None:
-        export_svg(out.consoles, out.svg)
+        export_svg(out.console, out.svg)
     if out.html is not None:
-        export_html(out.consoles, out.html)
+        export_html(out.console, out.html)
 
 
 @contextmanager

@@ -20,11 +20,11 @@ def _write(path: Path, text: str) -> None:
         raise InputError(f"cannot write '{path}': {exc.strerror or exc}") from None
 
 
-def export_svg(consoles: list[Console], path: Path) -> None:
-    """An SVG of everything the consoles printed, titled with the file's name."""
-    _write(path, "".join(c.export_svg(title=path.stem, clear=False) for c in consoles))
+def export_svg(console: Console, path: Path) -> None:
+    """An SVG of everything the recording console printed, titled with the file's name."""
+    _write(path, console.export_svg(title=path.stem, clear=False))
 
 
-def export_html(consoles: list[Console], path: Path) -> None:
-    """A stand-alone HTML page of everything the consoles printed, colours inline."""
-    _write(path, "".join(c.export_html(inline_styles=True, clear=False) for c in consoles))
+def export_html(console: Console, path: Path) -> None:
+    """A stand-alone HTML page of everything the recording console printed, colours inline."""
+    _write(path, console.export_html(inline_styles=True, clear=False))
