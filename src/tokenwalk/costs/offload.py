@@ -350,7 +350,7 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
         if experts:
             ffn = 3.0 * layer.n_ff_exp * layer.n_expert_used + spec.n_embd * layer.n_expert_used
         ffn += 3.0 * spec.n_ff_shexp * max(layer.n_expert_shared, 1 if spec.n_ff_shexp else 0)
-        if spec.arch in ("gemma4",) and layer.n_ff:
+        if spec.dense_ffn_beside_experts and layer.n_ff:
             ffn += 3.0 * layer.n_ff
     return 2.0 * spec.n_embd + max(attn, ffn)
 
@@ -363,7 +363,7 @@ def logits_floats(model: Model) -> float:
     with a shared expert, show none; tests/data/fit_params.md)."""
     spec = model.spec
     out = spec.n_vocab + 2.0 * spec.n_embd
-    if spec.arch == "deepseek2" and spec.n_expert:
+    if spec.expert_outputs_at_head:
         out += spec.n_embd * (spec.n_expert_used + spec.n_expert_shared)
     return out
 
