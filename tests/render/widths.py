@@ -17,11 +17,6 @@ FIXTURES = TESTS / "fixtures"
 GROUND = TESTS / "data" / "cpu-ground-truth"
 WIDTHS = (60, 80, 120)
 LAPTOP = ["--machine", "radeon-860m"]
-CHATML = (
-    "{% for m in messages %}<|endoftext|>{{ m.role }}\n{{ m.content }}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|endoftext|>assistant\n{% endif %}"
-)
-DOC = ("The patient was seen on Monday. " * 200).rstrip()
 
 
 def capture(argv: list[str], width: int) -> tuple[int, str, str]:
@@ -46,6 +41,8 @@ def capture(argv: list[str], width: int) -> tuple[int, str, str]:
 def files(tmp: Path) -> dict[str, str]:
     """The files some commands read: a GGUF with a vocabulary, a chat, a measured CPU machine
     and its llama-bench runs."""
+    from vocabmake import CHAT, CHATML
+
     out: dict[str, str] = {}
     try:
         import jinja2  # noqa: F401  (chat templates)
@@ -63,16 +60,7 @@ def files(tmp: Path) -> dict[str, str]:
     except ImportError:  # the text extra is not installed
         pass
     chat = tmp / "chat.json"
-    chat.write_text(
-        json.dumps(
-            [
-                {"role": "system", "content": "You help clinicians. " * 100},
-                {"role": "user", "content": DOC},
-                {"role": "assistant", "content": "Seen on Monday."},
-                {"role": "user", "content": "When was the patient seen?"},
-            ]
-        )
-    )
+    chat.write_text(json.dumps(CHAT))
     out["chat"] = str(chat)
     from tokenwalk.probe import recorded_cpu_entry
 
