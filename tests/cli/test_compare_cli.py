@@ -285,3 +285,46 @@ def test_the_view_names_who_pays_what(capsys, monkeypatch):
     assert code == 0 and "energy" in out and "price" in out
     assert "radeon-860m, rtx-5090 at 0.3 USD per kWh; h100-sxm at 2.5 USD per hour" in words
     assert "radeon-860m 15 W" in words
+
+
+@pytest.mark.parametrize("machine", ["radeon-860m", "rtx-5090"])
+def test_decode_answers_what_system_decode_does_with_streams(capsys, machine):
+    """`decode` and compare's rows share `system_decode`: on one pool and on a card with its
+    host, several streams each read their share, and the answer states the total context."""
+    from tokenwalk.costs.compare import system_decode
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.system import SystemSpec, resolve_system
+
+    model = "gpt-oss-120b"
+    argv = ["decode", model, "-m", machine, "--ctx", "16384", "--parallel", "2"]
+    if machine == "rtx-5090":
+        argv += ["--gpu-layers", "auto"]
+    got = run_json(capsys, *argv, codes=(0, 1))
+    spec = SystemSpec(machine=machine, gpu_layers="auto" if "auto" in argv else None)
+    system, offload = resolve_system(spec), spec.offload()
+    report, setup = system_decode(load_model(model).model, system, offload, ctx=16384, parallel=2)
+    assert (setup is None) == (machine == "radeon-860m")
+    assert got["ctx"] == report.ctx == 16384
+    assert got["tok_s"] == report.tok_s
+
+
+@pytest.mark.parametrize("machine", ["radeon-860m", "rtx-5090"])
+def test_budget_answers_what_system_budget_does_with_streams(capsys, machine):
+    """`budget` and compare's rows share `system_budget`, streams and all."""
+    from tokenwalk.costs.compare import system_budget
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.system import SystemSpec, resolve_system
+
+    got = run_json(
+        capsys, "budget", "qwen3-0.6b", "-m", machine, "--ctx", "32768", "--parallel", "4"
+    )
+    spec = SystemSpec(machine=machine)
+    report = system_budget(
+        [load_model("qwen3-0.6b").model],
+        resolve_system(spec),
+        spec.offload(),
+        ctx=32768,
+        parallel=4,
+    )
+    assert report is not None
+    assert got["free_bytes"] == report.free_bytes and got["max_fit_ctx"] == report.max_fit_ctx

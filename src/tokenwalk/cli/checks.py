@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tokenwalk.model.model import Model
     from tokenwalk.system import Offload, System, SystemSpec
 
-__all__ = ["system_bytes", "fit_on", "answer", "on_system", "reserve"]
+__all__ = ["system_bytes", "fit_on", "answer", "on_system"]
 
 
 def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offload]:
@@ -36,14 +36,6 @@ def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offl
             "discrete cards and their host"
         )
     return system, offload
-
-
-def reserve(ctx: int, offload: Offload) -> int | None:
-    """The context a placement reserves for a timing command: what it runs at (at least one
-    cell page); None for --gpu-layers auto with no context, which --fit then chooses."""
-    if offload.auto and ctx <= 0:
-        return None
-    return max(ctx, 256)
 
 
 def system_bytes(m: Machine, system_gb: float | None) -> int:

@@ -23,7 +23,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system, reserve, system_bytes
+from tokenwalk.cli.checks import answer, fit_on, on_system
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from tokenwalk.costs.energy import Power, Price
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
+    from tokenwalk.system import Offload, System
 
 
 # Presets a hint may suggest when the weights do not fit, largest first.
@@ -90,22 +91,14 @@ def _smaller_quants(models: list[Model]) -> list[tuple[str, list[Model]]]:
     return out
 
 
-def _budget(models: list[Model], m: Machine, system_gb: float | None, **kw: Any) -> BudgetReport:
-    """Fit `models` into machine `m`, the system's share given in GB or assumed by its kind."""
-    from tokenwalk.costs.budget import SHARED_MEMORY_KINDS, budget_report
+def _budget(models: list[Model], system: System, offload: Offload, **kw: Any) -> BudgetReport:
+    """`costs.compare.system_budget`, refused when a machine of one pool has no memory size."""
+    from tokenwalk.costs.compare import system_budget
 
-    if not m.memory_bytes:
-        raise InputError(f"machine '{m.slug}' has no memory size; give --memory GB")
-    return budget_report(
-        models,
-        machine=m.slug,
-        capacity_bytes=int(m.memory_bytes),
-        system_bytes=system_bytes(m, system_gb),
-        shared_memory=m.kind in SHARED_MEMORY_KINDS,
-        gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
-        gpu_limit_note=m.gpu_limit_note,
-        **kw,
-    )
+    report = system_budget(models, system, offload, **kw)
+    if report is None:
+        raise InputError(f"machine '{system.first.slug}' has no memory size; give --memory GB")
+    return report
 
 
 @app.command()
@@ -163,39 +156,12 @@ def budget(
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     else:
         loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
-    if not sysm.unified:
-        from tokenwalk.costs.split import split_budget_report
-
-        kw: dict[str, Any] = dict(
-            ctx=ctx, kv_type=kv_type.lower(), parallel=parallel, ubatch=ubatch
-        )
-        report = split_budget_report(loaded, sysm, offload, **kw)
-        if not report.fits:  # say what would make it fit, a smaller quant included
-            report = split_budget_report(
-                loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw
-            )
-    else:
-        m = sysm.first
-        report = _budget(
-            loaded,
-            m,
-            system.system_gb,
-            ctx=ctx,
-            kv_type=kv_type.lower(),
-            parallel=parallel,
-            ubatch=ubatch,
-        )
-        if not report.max_fit_ctx:  # not even the weights fit: work out which smaller quant would
-            report = _budget(
-                loaded,
-                m,
-                system.system_gb,
-                ctx=ctx,
-                kv_type=kv_type.lower(),
-                parallel=parallel,
-                ubatch=ubatch,
-                smaller_quants=_smaller_quants(loaded),
-            )
+    kw: dict[str, Any] = dict(ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch)
+    report = _budget(loaded, sysm, offload, **kw)
+    # say what would make it fit, a smaller quant included (on one pool of memory, when not
+    # even the weights fit)
+    if not (report.max_fit_ctx if sysm.unified else report.fits):
+        report = _budget(loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw)
     for w in report.warnings:
         warn(w)
     respond(report, json)
@@ -255,7 +221,6 @@ def trace(
     stored, the first token, the decode steps with the context growing, the end. A --chat
     conversation of several calls is traced call by call, each reusing the prefix cache the
     previous one left. Warns when the model and the request's KV do not fit."""
-    from tokenwalk.costs.trace import trace_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
@@ -266,7 +231,7 @@ def trace(
     check_workload(prompt=max(prompt, 1), cached=cached, output=output, ubatch=ubatch)
     sysm, offload = on_system(system)
     m = sysm.first
-    tokenize_s = detail = None
+    detail = None
     if text:
         loaded, counted = load_counted(
             model, quant, prompt_file, chat, json=json, no_cache=no_cache
@@ -274,12 +239,11 @@ def trace(
         mdl = loaded.model
         if len(counted.calls) > 1:
             if not sysm.unified:
-                from tokenwalk.costs.split import plan
+                from tokenwalk.costs.compare import system_plan
 
                 tokens = max(c.prompt_tokens + (c.output_tokens or output) for c in counted.calls)
-                if not plan(
-                    mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower()
-                ).one_card:
+                setup = system_plan(mdl, sysm, offload, ctx=tokens, kv_type=kv_type)
+                if setup is not None and not setup.one_card:
                     raise InputError(
                         "a --chat conversation of several calls is traced on one pool of "
                         "memory or a model whole on one card; give --prompt-file for one call"
@@ -307,59 +271,35 @@ def trace(
         detail = f"{prompt:,} tokens ({counted.counted_with})"
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
+    from tokenwalk.costs.compare import system_trace
+    from tokenwalk.costs.energy import trace_energy
+
     tokens = prompt + output
-    kw: dict[str, Any] = {}
-    if not sysm.unified:
-        from tokenwalk.costs.split import (
-            plan,
-            split_memory_fit,
-            split_pass_time,
-            split_prefill_report,
-        )
-
-        setup = plan(
-            mdl, sysm, offload, ctx=reserve(tokens, offload), kv_type=kv_type.lower(), ubatch=ubatch
-        )
-        if not setup.one_card:
-            kw["prefill"] = split_prefill_report(
-                setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
-            )
-
-            def step(c: int) -> tuple[float, float]:
-                sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
-                return sp.time_s, sp.bytes
-
-            kw["step"] = step
-            rpc = kw["prefill"].split.rpc
-            if rpc is not None:
-                kw["upload"] = (rpc.upload_bytes, rpc.upload_s)
-    report = trace_report(
+    report, setup = system_trace(
         mdl,
-        m,
+        sysm,
+        offload,
         prompt=prompt,
         output=output,
-        cold=cold,
         cached=cached,
-        restore_kv=restore_kv,
         ubatch=ubatch,
         kv_type=kv_type,
-        tokenize_s=tokenize_s,
+        cold=cold,
+        restore_kv=restore_kv,
         tokenize_detail=detail,
-        **kw,
     )
     if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
         warn(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
-    from tokenwalk.costs.energy import trace_energy
-
-    power = cost.power(sysm, host_computes=not sysm.unified and not setup.one_card)
+    power = cost.power(sysm, host_computes=setup is not None and not setup.one_card)
     report = report.model_copy(update={"energy": trace_energy(report, power, cost.price)})
-    if sysm.unified:
+    if setup is None:
         fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
     else:
-        report = report.model_copy(update={"machine": sysm.slug})
+        from tokenwalk.costs.split import split_memory_fit
+
         fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
@@ -491,6 +431,7 @@ def spec(
             return pass_time(model, m, n, c, kv_type=kv_type).time_s
 
     else:
+        from tokenwalk.costs.compare import reserve
         from tokenwalk.costs.split import plan, split_memory_fit, split_pass_time
         from tokenwalk.system import Offload
 
@@ -528,12 +469,7 @@ def spec(
                 "fits": fit.fits,
                 "memory": fit,
                 "budget": _budget(
-                    models,
-                    m,
-                    system.system_gb,
-                    ctx=reserved,
-                    kv_type=kv_type.lower(),
-                    load_mtp=mtp,
+                    models, sysm, offload, ctx=reserved, kv_type=kv_type, load_mtp=mtp
                 ),
             }
     else:

@@ -19,7 +19,7 @@ from tokenwalk.cli.app import (
     load,
     tokens_option,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system, reserve
+from tokenwalk.cli.checks import answer, fit_on, on_system
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
@@ -54,36 +54,26 @@ def decode(
     """How fast a model writes: the bandwidth ceiling, the estimate, what a step reads, and
     how it compares with reading speed; on a card and its host, each device's part. Warns when
     the model and its KV do not fit."""
+    from tokenwalk.costs.compare import system_decode
     from tokenwalk.costs.energy import decode_energy
-    from tokenwalk.costs.timing import decode_report
     from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
 
     check_workload(ctx=ctx, parallel=parallel, min_ctx=0)
     sysm, offload = on_system(system)
     mdl = load(model, quant, json=json, no_cache=no_cache).model
-    per_stream = tokens_per_stream(ctx, parallel)
-    warnings = context_warnings([mdl], per_stream, "a stream's context")
-    if sysm.unified:
-        m = sysm.first
-        # each stream reads its own share of the context; the answer reports the total asked
-        report = decode_report(mdl, m, ctx=per_stream, kv_type=kv_type, parallel=parallel)
-        report = report.model_copy(update={"ctx": ctx})
-        energy = decode_energy(report, cost.power(sysm), cost.price)
-        report = report.model_copy(update={"energy": energy})
+    warnings = context_warnings([mdl], tokens_per_stream(ctx, parallel), "a stream's context")
+    # each stream reads its own share of the context; the answer reports the total asked
+    report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    power = cost.power(sysm, host_computes=setup is not None and not setup.one_card)
+    report = report.model_copy(update={"energy": decode_energy(report, power, cost.price)})
+    if setup is None:
         fit = fit_on(
-            [mdl], m, system.system_gb, ctx=ctx, kv_type=kv_type.lower(), parallel=parallel
+            [mdl], sysm.first, system.system_gb, ctx=ctx, kv_type=kv_type.lower(), parallel=parallel
         )
-        answer(report, fit, warnings, json)
-        return
-    from tokenwalk.costs.split import plan, split_decode_report, split_memory_fit
+    else:
+        from tokenwalk.costs.split import split_memory_fit
 
-    setup = plan(
-        mdl, sysm, offload, ctx=reserve(ctx, offload), kv_type=kv_type.lower(), parallel=parallel
-    )
-    report = split_decode_report(setup, ctx=per_stream, kv_type=kv_type, parallel=parallel)
-    energy = decode_energy(report, cost.power(sysm, host_computes=not setup.one_card), cost.price)
-    report = report.model_copy(update={"ctx": ctx, "energy": energy})
-    fit = split_memory_fit(setup, kv_type=kv_type.lower(), parallel=parallel)
+        fit = split_memory_fit(setup, kv_type=kv_type.lower(), parallel=parallel)
     answer(report, fit, warnings, json)
 
 
@@ -141,11 +131,11 @@ def prefill(
         fit = fit_on([mdl], m, system.system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)
         answer(report, fit, warnings, json)
         return
-    from tokenwalk.costs.split import plan, split_memory_fit, split_prefill_report
+    from tokenwalk.costs.compare import system_plan
+    from tokenwalk.costs.split import split_memory_fit, split_prefill_report
 
-    setup = plan(
-        mdl, sysm, offload, ctx=reserve(prompt, offload), kv_type=kv_type.lower(), ubatch=ubatch
-    )
+    setup = system_plan(mdl, sysm, offload, ctx=prompt, kv_type=kv_type, ubatch=ubatch)
+    assert setup is not None  # a card and its host
     report = split_prefill_report(
         setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )

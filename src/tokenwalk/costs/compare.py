@@ -19,7 +19,8 @@ its energy; with one of them, it prices every machine.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,17 +34,22 @@ from tokenwalk.costs.budget import (
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
 from tokenwalk.costs.timing import DecodeReport, decode_report
 from tokenwalk.costs.trace import TraceReport, trace_report
-from tokenwalk.costs.workload import context_warnings
+from tokenwalk.costs.workload import context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System
 from tokenwalk.units import Bytes, Count
+
+if TYPE_CHECKING:
+    from tokenwalk.costs.split import Setup
 
 __all__ = [
     "CompareRow",
     "CompareReport",
     "ModelFit",
     "ModelsFitReport",
+    "reserve",
+    "system_plan",
     "system_budget",
     "system_decode",
     "system_trace",
@@ -57,12 +63,41 @@ __all__ = [
 ]
 
 
-def _reserve(ctx: int, offload: Offload) -> int | None:
-    """The context a placement reserves: what is asked (at least one page of 256 cells); None
-    for `--gpu-layers auto` with no context, which its `--fit` chooses."""
+def reserve(ctx: int, offload: Offload) -> int | None:
+    """The context a placement reserves for a request of `ctx` tokens: what it runs at (at
+    least one page of 256 cells); None for `--gpu-layers auto` with no context, which its
+    `--fit` then chooses."""
     if offload.auto and ctx <= 0:
         return None
     return max(ctx, 256)
+
+
+def system_plan(
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int,
+    kv_type: str = "f16",
+    parallel: int = 1,
+    ubatch: int = 512,
+) -> Setup | None:
+    """`model` placed on a card and its host for a request of `ctx` tokens (`reserve`), as
+    llama.cpp places it (`costs.split.plan`); None on one pool of memory, which has nothing
+    to place."""
+    if system.unified:
+        return None
+    from tokenwalk.costs.split import plan
+
+    return plan(
+        model,
+        system,
+        offload,
+        ctx=reserve(ctx, offload),
+        kv_type=kv_type.lower(),
+        parallel=parallel,
+        ubatch=ubatch,
+    )
 
 
 def system_budget(
@@ -72,15 +107,24 @@ def system_budget(
     *,
     ctx: int | None,
     kv_type: str = "f16",
+    parallel: int = 1,
     ubatch: int = 512,
+    smaller_quants: Sequence[tuple[str, list[Model]]] = (),
+    load_mtp: bool = False,
 ) -> BudgetReport | None:
     """`budget`'s answer for `models` on `system` at `ctx` (None: budget's default, 16,384 or
-    the models' shortest maximum); None when a machine of one pool has no memory size."""
+    the models' shortest maximum): one pool of memory (`budget_report`, the system's share
+    `system.system_gb` or what the machine's kind suggests) or cards and their host placed by
+    `offload` (`split_budget_report`; MTP blocks loaded as `offload.load_mtp` says, `load_mtp`
+    being one pool's). None when a machine of one pool has no memory size."""
     kv_type = kv_type.lower()
+    kw: dict[str, Any] = dict(
+        ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch, smaller_quants=smaller_quants
+    )
     if not system.unified:
         from tokenwalk.costs.split import split_budget_report
 
-        return split_budget_report(models, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
+        return split_budget_report(models, system, offload, **kw)
     m = system.first
     if not m.memory_bytes:
         return None
@@ -93,25 +137,37 @@ def system_budget(
         machine=m.slug,
         capacity_bytes=int(m.memory_bytes),
         system_bytes=held,
-        ctx=ctx,
-        kv_type=kv_type,
-        ubatch=ubatch,
         shared_memory=m.kind in SHARED_MEMORY_KINDS,
         gpu_limit_bytes=int(m.gpu_usable_bytes or m.memory_bytes),
         gpu_limit_note=m.gpu_limit_note,
+        load_mtp=load_mtp,
+        **kw,
     )
 
 
 def system_decode(
-    model: Model, system: System, offload: Offload, *, ctx: int, kv_type: str = "f16"
-) -> DecodeReport:
-    """`decode`'s answer (one stream at context `ctx`) for `model` on `system`."""
-    if system.unified:
-        return decode_report(model, system.first, ctx=ctx, kv_type=kv_type)
-    from tokenwalk.costs.split import plan, split_decode_report
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    ctx: int,
+    kv_type: str = "f16",
+    parallel: int = 1,
+) -> tuple[DecodeReport, Setup | None]:
+    """`decode`'s answer for `model` on `system`: `parallel` streams sharing a context of `ctx`
+    tokens, each reading its share (`tokens_per_stream`); the report states `ctx`, the total.
+    The placement comes back too (None on one pool of memory)."""
+    per_stream = tokens_per_stream(ctx, parallel)
+    setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    if setup is None:
+        report = decode_report(
+            model, system.first, ctx=per_stream, kv_type=kv_type, parallel=parallel
+        )
+    else:
+        from tokenwalk.costs.split import split_decode_report
 
-    setup = plan(model, system, offload, ctx=_reserve(ctx, offload), kv_type=kv_type.lower())
-    return split_decode_report(setup, ctx=ctx, kv_type=kv_type)
+        report = split_decode_report(setup, ctx=per_stream, kv_type=kv_type, parallel=parallel)
+    return report.model_copy(update={"ctx": ctx}), setup
 
 
 def system_trace(
@@ -121,49 +177,48 @@ def system_trace(
     *,
     prompt: int,
     output: int,
+    cached: int = 0,
     kv_type: str = "f16",
     ubatch: int = 512,
-) -> tuple[TraceReport, bool]:
-    """`trace`'s answer (a warm request of `prompt` then `output` tokens) for `model` on
-    `system`, and whether the host computes too (part of the model in its RAM, as `trace`
-    counts its power): a model split over a card and its host brings its own prefill and
-    decode step."""
+    **more: Any,
+) -> tuple[TraceReport, Setup | None]:
+    """`trace`'s answer (a request of `prompt` then `output` tokens, `cached` of the prompt
+    in the prefix cache) for `model` on `system`, and the placement (None on one pool of
+    memory). A model split over a card and its host brings its own prefill and decode step
+    (and, over RPC, the upload a cold load adds); `more` goes to `trace_report` as it is
+    (cold, restore_kv, tokenize_detail)."""
+    setup = system_plan(model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch)
     kw: dict[str, Any] = {}
-    host_computes = False
-    if not system.unified:
-        from tokenwalk.costs.split import plan, split_pass_time, split_prefill_report
+    if setup is not None and not setup.one_card:
+        from tokenwalk.costs.split import split_pass_time, split_prefill_report
 
-        setup = plan(
-            model,
-            system,
-            offload,
-            ctx=_reserve(prompt + output, offload),
-            kv_type=kv_type.lower(),
-            ubatch=ubatch,
+        placed = setup
+        kw["prefill"] = split_prefill_report(
+            setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
         )
-        host_computes = not setup.one_card
-        if not setup.one_card:
-            kw["prefill"] = split_prefill_report(
-                setup, prompt=prompt, ubatch=ubatch, kv_type=kv_type
-            )
 
-            def step(c: int) -> tuple[float, float]:
-                sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
-                return sp.time_s, sp.bytes
+        def step(c: int) -> tuple[float, float]:
+            sp = split_pass_time(placed, 1, c, kv_type=kv_type.lower())
+            return sp.time_s, sp.bytes
 
-            kw["step"] = step
+        kw["step"] = step
+        rpc = kw["prefill"].split.rpc
+        if rpc is not None:
+            kw["upload"] = (rpc.upload_bytes, rpc.upload_s)
     report = trace_report(
         model,
         system.first,
         prompt=prompt,
         output=output,
+        cached=cached,
         ubatch=ubatch,
         kv_type=kv_type,
         **kw,
+        **more,
     )
-    if not system.unified:
+    if setup is not None:
         report = report.model_copy(update={"machine": system.slug})
-    return report, host_computes
+    return report, setup
 
 
 # Kinds of machine rented by the hour when both prices are given (`price_for`).
@@ -230,10 +285,11 @@ def compare_row(
     """One row: `budget`, `decode` and `trace` for `model` on `system` (see the module), and
     the request's energy at the system's power (`watts` replaces it) and `price`."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
-    decode = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
-    trace, host_computes = system_trace(
+    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
+    trace, setup = system_trace(
         model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
     )
+    host_computes = setup is not None and not setup.one_card
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")
@@ -376,7 +432,7 @@ def model_fit(
     if budget is None:
         raise InputError(f"machine '{system.slug}' has no memory size; give --memory GiB")
     c = budget.ctx
-    decode = system_decode(model, system, offload, ctx=c, kv_type=kv_type)
+    decode, _ = system_decode(model, system, offload, ctx=c, kv_type=kv_type)
     row = ModelFit(
         slug=slug,
         name=name,
