@@ -16,20 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenwalk.cli import main
-from tokenwalk.cli.app import EXIT_ONE, exit_codes, parse_gb, parse_tokens
-
-COMMANDS = (
-    "size",
-    "kv",
-    "models",
-    "machines",
-    "decode",
-    "prefill",
-    "budget",
-    "trace",
-    "spec",
-    "calibrate",
-)
+from tokenwalk.cli.app import COMMANDS, EXIT_ONE, exit_codes, parse_gb, parse_tokens
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

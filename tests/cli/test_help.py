@@ -35,6 +35,7 @@ def test_every_help_ends_with_an_example(capsys, monkeypatch, name):
     assert main([name, "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     example = COMMANDS[name][1]
+    assert "Usage" in out and "--json" in out
     assert f"Example: {example}" in out
     assert example.startswith(f"tokenwalk {name}")
 

@@ -86,24 +86,3 @@ def test_module_entry_point_runs(qwen2_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["n_tensors"] == 339
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "size",
-        "kv",
-        "models",
-        "machines",
-        "decode",
-        "prefill",
-        "budget",
-        "trace",
-        "spec",
-        "calibrate",
-    ],
-)
-def test_every_command_has_help(capsys, command):
-    assert main([command, "--help"]) == 0
-    out, err = capsys.readouterr()
-    assert "Usage" in out and "--json" in out and not err

@@ -11,17 +11,12 @@ import pytest
 pytest.importorskip("tokenizers")
 pytest.importorskip("jinja2")
 
-from vocabmake import VOCAB_DIR, model_with_vocab  # noqa: E402
+from vocabmake import CHAT, CHATML, DOC, VOCAB_DIR, model_with_vocab  # noqa: E402
 
 from tokenwalk.cli import main  # noqa: E402
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-CHATML = (
-    "{% for m in messages %}<|endoftext|>{{ m.role }}\n{{ m.content }}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|endoftext|>assistant\n{% endif %}"
-)
 LAPTOP = ["--machine", "radeon-860m"]
-DOC = ("The patient was seen on Monday. " * 200).rstrip()  # 7 tokens a sentence (GPT-2)
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +41,7 @@ def doc(tmp_path: Path) -> str:
 @pytest.fixture
 def chat(tmp_path: Path) -> str:
     p = tmp_path / "chat.json"
-    p.write_text(
-        json.dumps(
-            [
-                {"role": "system", "content": "You help clinicians. " * 100},
-                {"role": "user", "content": DOC},
-                {"role": "assistant", "content": "Seen on Monday."},
-                {"role": "user", "content": "When was the patient seen?"},
-            ]
-        )
-    )
+    p.write_text(json.dumps(CHAT))
     return str(p)
 
 

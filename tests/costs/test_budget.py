@@ -13,11 +13,6 @@ GB = 10**9
 
 
 @pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
-@pytest.fixture(scope="module")
 def gemma3(gemma3_path):
     return load_model(str(gemma3_path)).model
 

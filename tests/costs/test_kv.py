@@ -22,11 +22,6 @@ def gemma3(gemma3_path):
     return load_model(str(gemma3_path)).model
 
 
-@pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
 def test_element_bytes_come_from_ggml_block_sizes():
     assert kv_element_bytes("f16") == 2
     assert kv_element_bytes("q8_0") == 34 / 32

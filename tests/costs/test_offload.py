@@ -45,11 +45,6 @@ def gemma3(gemma3_path):
     return load_model(str(gemma3_path)).model
 
 
-@pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
 def system(machine: str, **kw):
     return resolve_system(SystemSpec(machine=machine, **kw))
 

@@ -6,18 +6,6 @@ import pytest
 
 from tokenwalk.costs.trace import session_report, trace_report
 from tokenwalk.errors import InputError
-from tokenwalk.machine import resolve_machine
-from tokenwalk.model.resolve import load_model
-
-
-@pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
-@pytest.fixture(scope="module")
-def machine():
-    return resolve_machine(None, bandwidth=200, tflops=20, memory=32)
 
 
 def test_each_call_is_the_trace_of_its_request(qwen2, machine):

@@ -12,11 +12,6 @@ from tokenwalk.model.resolve import load_model
 
 
 @pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
-@pytest.fixture(scope="module")
 def gemma3(gemma3_path):
     return load_model(str(gemma3_path)).model
 

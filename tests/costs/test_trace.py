@@ -8,17 +8,6 @@ from tokenwalk.costs.timing import pass_time
 from tokenwalk.costs.trace import decode_seconds, trace_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import resolve_machine
-from tokenwalk.model.resolve import load_model
-
-
-@pytest.fixture(scope="module")
-def qwen2(qwen2_path):
-    return load_model(str(qwen2_path)).model
-
-
-@pytest.fixture(scope="module")
-def machine():
-    return resolve_machine(None, bandwidth=200, tflops=20, memory=32)
 
 
 def test_decode_integral_matches_the_sum_of_steps(qwen2, machine):

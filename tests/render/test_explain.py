@@ -10,13 +10,14 @@ import io
 import json
 
 import pytest
+from canned import canned_measurement
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenwalk.probe as probe_mod
 from tokenwalk.cli import main
 from tokenwalk.probe.detect import CpuInfo, Detected, MemoryInfo
-from tokenwalk.probe.measure import Measurement, summary
+from tokenwalk.probe.measure import summary
 from tokenwalk.render.fmt import human_bytes, rate, seconds
 
 SEED = ["qwen3.6-35b-a3b", "--machine", "radeon-860m"]
@@ -166,22 +167,13 @@ def test_models_and_machines(capsys, monkeypatch):
 
 
 def test_probe(capsys, monkeypatch):
-    m = Measurement(
+    m = canned_measurement(
         memory_budget_bytes=1 << 31,
         buffer_bytes=2_000_000_000,
-        l3_bytes=None,
-        buffer_note="",
-        n_threads=2,
-        gemm_size=2048,
-        n_repeats=3,
         read_gbs_1t=summary([9.0, 10.0, 11.0]),
         read_gbs_all=summary([18.0, 20.0, 22.0]),
         gemm_gflops_1t=summary([90.0, 100.0, 110.0]),
         gemm_gflops_all=summary([180.0, 200.0, 220.0]),
-        blas="openblas",
-        loadavg_before=None,
-        loadavg_after=None,
-        elapsed_s=3.0,
     )
     d = Detected(
         os="Linux",

@@ -17,11 +17,6 @@ FIXTURES = TESTS / "fixtures"
 GROUND = TESTS / "data" / "cpu-ground-truth"
 WIDTHS = (60, 80, 120)
 LAPTOP = ["--machine", "radeon-860m"]
-CHATML = (
-    "{% for m in messages %}<|endoftext|>{{ m.role }}\n{{ m.content }}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|endoftext|>assistant\n{% endif %}"
-)
-DOC = ("The patient was seen on Monday. " * 200).rstrip()
 
 
 def capture(argv: list[str], width: int) -> tuple[int, str, str]:
@@ -46,6 +41,8 @@ def capture(argv: list[str], width: int) -> tuple[int, str, str]:
 def files(tmp: Path) -> dict[str, str]:
     """The files some commands read: a GGUF with a vocabulary, a chat, a measured CPU machine
     and its llama-bench runs."""
+    from vocabmake import CHAT, CHATML
+
     out: dict[str, str] = {}
     try:
         import jinja2  # noqa: F401  (chat templates)
@@ -63,16 +60,7 @@ def files(tmp: Path) -> dict[str, str]:
     except ImportError:  # the text extra is not installed
         pass
     chat = tmp / "chat.json"
-    chat.write_text(
-        json.dumps(
-            [
-                {"role": "system", "content": "You help clinicians. " * 100},
-                {"role": "user", "content": DOC},
-                {"role": "assistant", "content": "Seen on Monday."},
-                {"role": "user", "content": "When was the patient seen?"},
-            ]
-        )
-    )
+    chat.write_text(json.dumps(CHAT))
     out["chat"] = str(chat)
     from tokenwalk.probe import recorded_cpu_entry
 
@@ -149,8 +137,9 @@ GIB = 1 << 30
 def canned_probe() -> tuple:
     """(detect_machine, measure_host) stand-ins: a recorded description (a Xeon with an
     H200, as tests/probe records them) and a measurement, so that `probe` times nothing."""
+    from canned import canned_measurement
+
     from tokenwalk.probe.detect import CpuInfo, Detected, GpuInfo, MemoryInfo, Note
-    from tokenwalk.probe.measure import Measurement, summary
 
     detected = Detected(
         os="Linux 6.1",
@@ -176,23 +165,7 @@ def canned_probe() -> tuple:
             Note(source="nvml", status="found", detail="1 GPU: NVIDIA H200, 140.4 GiB"),
         ],
     )
-    measured = Measurement(
-        memory_budget_bytes=2 * GIB,
-        buffer_bytes=2 * GIB - 48 * (1 << 20),
-        l3_bytes=None,
-        buffer_note="",
-        n_threads=2,
-        gemm_size=2048,
-        n_repeats=3,
-        read_gbs_1t=summary([11.0, 11.5, 12.0]),
-        read_gbs_all=summary([18.0, 19.0, 20.0]),
-        gemm_gflops_1t=summary([90.0, 95.0, 100.0]),
-        gemm_gflops_all=summary([180.0, 190.0, 200.0]),
-        blas="openblas 0.3.27 (SkylakeX)",
-        loadavg_before=[0.1, 0.1, 0.1],
-        loadavg_after=[0.2, 0.1, 0.1],
-        elapsed_s=3.2,
-    )
+    measured = canned_measurement()
     return (lambda: detected), (lambda **kw: measured)
 
 
@@ -201,7 +174,7 @@ def main() -> None:
 
     import tokenwalk.probe as probe_mod
 
-    sys.path.insert(0, str(TESTS / "text"))
+    sys.path[:0] = [str(TESTS / "text"), str(TESTS / "probe")]
     probe_mod.detect_machine, probe_mod.measure_host = canned_probe()
     names = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,6 +16,21 @@ from tokenwalk.gguf.reader import Header, read_header
 
 VOCAB_DIR = Path(__file__).parents[1] / "fixtures" / "vocab"
 
+# A ChatML-like template for `model_with_vocab(..., template=CHATML)`, a long document (7 tokens
+# a sentence with GPT-2's vocabulary) and a four-message chat that quotes it, for the CLI tests
+# that count a prompt (tests/cli/test_tokens_cli.py, tests/render/widths.py).
+CHATML = (
+    "{% for m in messages %}<|endoftext|>{{ m.role }}\n{{ m.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|endoftext|>assistant\n{% endif %}"
+)
+DOC = ("The patient was seen on Monday. " * 200).rstrip()
+CHAT = [
+    {"role": "system", "content": "You help clinicians. " * 100},
+    {"role": "user", "content": DOC},
+    {"role": "assistant", "content": "Seen on Monday."},
+    {"role": "user", "content": "When was the patient seen?"},
+]
+
 
 def read_vocab_file(path: Path) -> Header:
     """The header of a vocabulary file, gzipped (.gguf.gz) or not, with every token kept."""

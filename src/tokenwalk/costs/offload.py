@@ -350,7 +350,7 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
         if experts:
             ffn = 3.0 * layer.n_ff_exp * layer.n_expert_used + spec.n_embd * layer.n_expert_used
         ffn += 3.0 * spec.n_ff_shexp * max(layer.n_expert_shared, 1 if spec.n_ff_shexp else 0)
-        if spec.arch in ("gemma4",) and layer.n_ff:
+        if spec.dense_ffn_beside_experts and layer.n_ff:
             ffn += 3.0 * layer.n_ff
     return 2.0 * spec.n_embd + max(attn, ffn)
 
@@ -363,7 +363,7 @@ def logits_floats(model: Model) -> float:
     with a shared expert, show none; tests/data/fit_params.md)."""
     spec = model.spec
     out = spec.n_vocab + 2.0 * spec.n_embd
-    if spec.arch == "deepseek2" and spec.n_expert:
+    if spec.expert_outputs_at_head:
         out += spec.n_embd * (spec.n_expert_used + spec.n_expert_shared)
     return out
 
@@ -860,17 +860,7 @@ def system_pass(
             t, m, c, o, bound = _cost(work, dev)
             gpu_w += work.weight_bytes
             mem_s, comp_s, over_s = mem_s + m, comp_s + c, over_s + o
-            parts.append(
-                DevicePart(
-                    device=dev.slug,
-                    role="gpu",
-                    weight_bytes=work.weight_bytes,
-                    kv_read_bytes=work.kv_read_bytes,
-                    flops=work.flops,
-                    time_s=t,
-                    bound=bound,
-                )
-            )
+            parts.append(_work_part(dev.slug, "gpu", work, t, bound))
             continue
         # the host's part: on the CPU, or (a micro-batch of 32 tokens or more) its weights
         # copied over the link and multiplied on the first GPU, attention staying on the CPU
@@ -909,18 +899,7 @@ def system_pass(
             bound = "link" if copy_s > tg + tc else bg
             how = "weights copied over the link, multiplied on the GPU"
         mem_s, comp_s, over_s, link_s = mem_s + m, comp_s + c, over_s + o, link_s + part_link
-        parts.append(
-            DevicePart(
-                device=host.slug,
-                role="host",
-                weight_bytes=work.weight_bytes,
-                kv_read_bytes=work.kv_read_bytes,
-                flops=work.flops,
-                time_s=t,
-                bound=bound,
-                how=how,
-            )
-        )
+        parts.append(_work_part(host.slug, "host", work, t, bound, how))
     hops = _crossings(model, placement)
     if tensor_split and len(system.devices) > 1:
         nd = len(system.devices)
@@ -987,6 +966,23 @@ def system_pass(
         parts=parts,
         gpu_share=gpu_w / w_bytes if w_bytes else 1.0,
         rpc=rpc,
+    )
+
+
+def _work_part(
+    device: str, role: str, work: PassWork, time_s: float, bound: str, how: str = ""
+) -> DevicePart:
+    """A device's share of a split pass: the weights, KV reads and FLOPs of its `work`, and
+    its time."""
+    return DevicePart(
+        device=device,
+        role=role,
+        weight_bytes=work.weight_bytes,
+        kv_read_bytes=work.kv_read_bytes,
+        flops=work.flops,
+        time_s=time_s,
+        bound=bound,
+        how=how,
     )
 
 

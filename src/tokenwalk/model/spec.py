@@ -50,6 +50,12 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
 # Architectures whose MoE layers also run a dense FFN beside the experts.
 DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
 
+# Architectures whose llama.cpp graph still holds the last layer's expert outputs,
+# n_embd x (k + shared experts) f32 per token, when the output head runs (DeepSeek-V2-Lite:
+# 240.26 MiB of compute buffer at ubatch 512 where the logits alone give 208 MiB;
+# tests/data/fit_params.md).
+EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES: tuple[str, ...] = ("deepseek2",)
+
 
 def check_architecture(arch: str) -> None:
     if arch not in SUPPORTED_ARCHITECTURES:
@@ -131,7 +137,18 @@ class ArchSpec:
         """True where layer `il` has routed experts (gemma4 layers have a dense FFN beside them)."""
         if self.n_expert == 0 or il < self.n_layer_dense_lead:
             return False
-        return self.n_ff[il] == 0 or self.arch in DENSE_AND_MOE_ARCHITECTURES
+        return self.n_ff[il] == 0 or self.dense_ffn_beside_experts
+
+    @property
+    def dense_ffn_beside_experts(self) -> bool:
+        """True where an MoE layer also runs a dense FFN of n_ff beside its experts (gemma4)."""
+        return self.arch in DENSE_AND_MOE_ARCHITECTURES
+
+    @property
+    def expert_outputs_at_head(self) -> bool:
+        """True where the graph still holds the last layer's n_embd x (k + shared) expert
+        outputs per token when the output head runs (deepseek2)."""
+        return self.n_expert > 0 and self.arch in EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES
 
     def head_k_at(self, il: int) -> int:
         return self.head_k_swa if self.swa(il) and self.head_k_swa else self.head_k
