@@ -599,7 +599,7 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "rows_excluded": (None, "rows", "benchmark rows left out"),
     "global_fit": (None, "", "the global parameters"),
     "factors": (None, "", "multiplicative factors on the global parameters, by level and group"),
-    "<level>": (None, "", "a level of the fit: vendor, backend, kind, kind/backend"),
+    "<level>": (None, "", "a level of the fit: vendor, peak, backend, kind, kind/backend"),
     "<group>": (None, "", "a group of that level (nvidia, cuda, gpu, gpu/cuda, ...)"),
     "group_fits": (None, "", "composed parameters of every kind/backend benchmarked"),
     "<kind/backend>": (None, "", "a kind/backend group"),

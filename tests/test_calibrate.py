@@ -268,6 +268,16 @@ def refit():
     return fit, steps
 
 
+def test_a_run_partly_from_system_ram_is_not_fitted(refit):
+    """A row marked `offloaded` (the source says part of the model ran from RAM) measures the
+    card and the host together: the fit of the card leaves it out, and says why."""
+    fit, _ = refit
+    why = "part of the model ran from system RAM"
+    gone = [e for e in fit.excluded if e.endswith(why)]
+    assert any(e.startswith("rtx-3060-12gb gpt-oss-20b MXFP4 tg128") for e in gone)
+    assert not any(u.startswith("rtx-3060-12gb gpt-oss-20b") for u in fit.used)
+
+
 def test_the_refit_reports_its_progress(refit):
     fit, steps = refit
     reading = [s for s in steps if s[0] == "reading published runs"]

@@ -47,9 +47,37 @@ def test_inline_machine_gets_its_group_fit():
     assert "sbc" not in m2.fit.source and "backend cpu" in m2.fit.source
 
 
+def test_what_the_compute_rate_is_the_peak_of_is_a_group():
+    """A matrix-unit peak (tensor cores, XMX) and a vector-ALU peak are reached in different
+    shares: the peak level moves eff_compute only, and a cpu backend's rate is its SIMD peak."""
+    d = timing_defaults()
+    peaks = d.factors["peak"]
+    assert {"matrix", "vector", "simd"} <= set(peaks)
+    assert peaks["matrix"]["eff_compute"] < peaks["vector"]["eff_compute"]
+    for f in peaks.values():
+        assert f["eff_bw"] == f["overhead_per_layer_s"] == f["rows_half"] == 1.0
+    kw = dict(bandwidth=1000, tflops=100, kind="gpu", backend="cuda")
+    plain = resolve_machine(None, **kw)
+    matrix = resolve_machine(None, tflops_kind="matrix", **kw)
+    vector = resolve_machine(None, tflops_kind="Vector", **kw)
+    assert plain.peak is None and matrix.peak == "matrix" and vector.peak == "vector"
+    assert "peak" not in plain.fit.source and "peak matrix" in matrix.fit.source
+    assert matrix.fit.eff_compute == pytest.approx(
+        plain.fit.eff_compute * peaks["matrix"]["eff_compute"]
+    )
+    assert vector.fit.eff_compute > matrix.fit.eff_compute
+    assert resolve_machine(None, bandwidth=50, tflops=1, backend="cpu").peak == "simd"
+    # a named machine: its catalogue fp16_kind, unless --tflops-kind says otherwise
+    assert resolve_machine("rtx-4090").peak == "matrix"
+    assert resolve_machine("mi60").peak == "vector"
+    assert resolve_machine("mi60", tflops_kind="matrix").peak == "matrix"
+    assert fit_keys("amd", "datacenter", "rocm", peak="vector")["peak"] == "vector"
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [
+        dict(name=None, bandwidth=100, tflops=1, tflops_kind="tensor"),
         dict(name=None),
         dict(name=None, tflops=10),
         dict(name=None, bandwidth=0, tflops=1),

@@ -2,7 +2,7 @@
 
 Two uses of one fit (`tokenwalk.fit`):
 - `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: the global
-  parameters, one offset per group of each level (vendor, backend, kind, kind/backend) and one
+  parameters, one offset per group of each level (vendor, peak, backend, kind, kind/backend) and one
   per benchmarked machine, all at once, each pulled towards zero by its level's prior;
   `tokenwalk calibrate --write-defaults` stores them in `data/timing.yaml` of a source
   checkout (`defaults_target`): an installed package is never written into.
@@ -55,7 +55,7 @@ from tokenwalk.fit import (
     fit_offset,
     predict_tok_s,
 )
-from tokenwalk.machine import FIT_LEVELS, fit_keys, machine_vendor, timing_defaults
+from tokenwalk.machine import FIT_LEVELS, fit_keys, machine_vendor, peak_of, timing_defaults
 from tokenwalk.model.model import Model
 
 __all__ = [
@@ -152,6 +152,7 @@ def observation(
     ubatch: int = DEFAULT_UBATCH,
     depth: int = 0,
     kv_type: str = "f16",
+    peak: str | None = None,
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
@@ -187,7 +188,7 @@ def observation(
         tokens=tokens,
         passes=tuple(terms for terms, _ in runs),
         measured_tok_s=tok_s,
-        keys=fit_keys(vendor, kind, backend, machine),
+        keys=fit_keys(vendor, kind, backend, machine, peak=peak),
         meta={
             "kind": kind,
             "backend": backend,
@@ -207,6 +208,8 @@ def _exclusion(b: Any, machine: Any) -> str | None:
         return "drafting on: a step is not one token"
     if b.phase == "prefill" and not b.n_tokens:
         return "prefill of an unstated prompt length"
+    if b.offloaded:
+        return "part of the model ran from system RAM"
     if not machine.bandwidth_gbs:
         return "machine has no catalogued bandwidth"
     if b.phase == "prefill" and not machine.tflops_for(b.backend):
@@ -253,6 +256,7 @@ def benchmark_observations(
                 ubatch=getattr(b, "ubatch", None) or DEFAULT_UBATCH,
                 depth=getattr(b, "depth", 0) or 0,
                 kv_type=kv_type,
+                peak=peak_of(b.backend, m.fp16_kind),
                 meta={"standard": b.standard, "preset": preset, "model": b.model},
             )
         )
@@ -406,7 +410,8 @@ def fit_defaults(progress: Progress | None = None) -> DefaultsFit:
             )
     combos: dict[str, tuple[dict[str, str], int]] = {}
     for o in obs:
-        kb = o.keys["kind/backend"]
+        peak = o.keys.get("peak", "")
+        kb = o.keys["kind/backend"] + (f" {peak}" if peak and peak != "simd" else "")
         keys, n = combos.get(kb, (o.keys, 0))
         combos[kb] = (keys, n + 1)
     return DefaultsFit(
@@ -476,8 +481,8 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "#                      (flops + rows_half x row_flops) / (fp16 rate x eff_compute))\n"
         "#                  + layers x overhead_per_layer_s\n"
         "# A machine's parameters: its own fit (machine files), machines: here, else global x\n"
-        "# the factors of its groups (vendor, backend, kind, kind/backend). groups: shows the\n"
-        "# composed parameters of every kind/backend benchmarked, for reading.\n"
+        "# the factors of its groups (vendor, peak, backend, kind, kind/backend). groups: shows\n"
+        "# the composed parameters of every kind/backend (and peak) benchmarked, for reading.\n"
     )
     body = {
         "fitted": fit.fitted,
@@ -644,6 +649,7 @@ def calibrate_machine(
                 tok_s=r.avg_ts,
                 ubatch=r.n_ubatch,
                 depth=r.n_depth,
+                peak=machine.peak,
             )
         )
     if any(o.phase == "prefill" for o in obs) and not machine.tflops:

@@ -203,7 +203,9 @@ class BenchmarkEntry(_Entry):
       default is f16);
     - `flash_attn`: whether flash attention was on (`-fa 1` / `-fa 0`), None when not stated;
     - `standard`: a plain llama-bench ppN / tgN run: llama.cpp, empty context, the default
-      micro-batch and an f16 (or unstated) KV cache.
+      micro-batch and an f16 (or unstated) KV cache;
+    - `offloaded`: the source says (or its numbers show) that part of the model ran from system
+      RAM: not a run of the machine alone, so the fit leaves it out.
     """
 
     machine: str = Field(min_length=1)
@@ -223,6 +225,7 @@ class BenchmarkEntry(_Entry):
     kv_type_v: str | None = Field(default=None, min_length=1)
     flash_attn: bool | None = None
     standard: bool
+    offloaded: bool = False
     tok_s: PositiveFloat
 
     @model_validator(mode="after")

@@ -10,10 +10,12 @@ prediction is
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
-    x(row) = x_global + x_vendor + x_backend + x_kind + x_kind/backend + x_machine
+    x(row) = x_global + x_vendor + x_peak + x_backend + x_kind + x_kind/backend + x_machine
 
 so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
-gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). A parameter whose prior width
+gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). The peak level (what the
+spec-sheet compute rate is the peak of: matrix units, vector ALUs, a CPU's SIMD) moves only
+eff_compute. A parameter whose prior width
 is 0 at a level has no offsets there: rows_half has offsets only per backend (it is a property
 of a backend's matrix kernels, and cross-validation predicts unseen devices worse when vendors,
 kinds or machines move it too). All offsets are fitted at once by robust non-linear least
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
-LEVELS = ("vendor", "backend", "kind", "kind/backend", "machine")
+LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
 # rows_half); 0: no offset at that level. Chosen by leave-one-device-out cross-validation
@@ -59,6 +61,7 @@ HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "global": (3.0, 3.0, 3.0, 3.0),
     "vendor": (0.3, 1.0, 1.0, 0.0),
+    "peak": (0.0, 0.5, 0.0, 0.0),
     "backend": (0.3, 1.0, 1.0, 3.0),
     "kind": (0.3, 1.0, 1.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0),

@@ -41,6 +41,8 @@ __all__ = [
     "compose_efficiency",
     "machine_vendor",
     "fit_keys",
+    "peak_of",
+    "PEAK_KINDS",
     "user_machine_files",
     "user_machines_path",
     "entry_fit",
@@ -74,7 +76,11 @@ _FALLBACK = Efficiency(
     rows_half=16.0,
     source="built-in fallback",
 )
-FIT_LEVELS = ("vendor", "backend", "kind", "kind/backend")
+FIT_LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend")
+# What a spec-sheet compute rate is the peak of: a GPU's matrix units (tensor cores, XMX, WMMA,
+# Apple's Neural Accelerators) or its vector ALUs (`fp16_kind` in the catalogue); a cpu
+# backend computes at its cores' SIMD rate.
+PEAK_KINDS = ("matrix", "vector", "simd")
 
 
 GIB = 1 << 30
@@ -111,6 +117,7 @@ class Machine(BaseModel):
     memory_bytes: float | None
     bandwidth_gbs: float
     tflops: float | None  # GPU dense FP16 or CPU FP32 SIMD; None: unknown
+    peak: str | None = None  # what `tflops` is the peak of: matrix, vector, simd (PEAK_KINDS)
     gpu_limit_bytes: float | None = None  # what the GPU may hold, where set below the memory
     disk_read_gbs: float | None = None
     load_gbs: float | None = None  # a measured cold load: file bytes / seconds
@@ -263,12 +270,22 @@ def machine_vendor(name: str, backend: str, vendor: str | None = None) -> str:
     return "other"
 
 
-def fit_keys(vendor: str, kind: str, backend: str, slug: str = "") -> dict[str, str]:
+def peak_of(backend: str, fp16_kind: str | None) -> str | None:
+    """What a machine's compute rate on `backend` is the peak of: `simd` on a cpu backend, else
+    the catalogue's `fp16_kind` (matrix or vector; None when not known)."""
+    return "simd" if backend.lower() == "cpu" else fp16_kind
+
+
+def fit_keys(
+    vendor: str, kind: str, backend: str, slug: str = "", peak: str | None = None
+) -> dict[str, str]:
     """The groups a machine belongs to in the fit, level by level. A CPU's vendor group is
-    kept apart from the same maker's GPUs (`amd-cpu`)."""
+    kept apart from the same maker's GPUs (`amd-cpu`); `peak` (`peak_of`) is left out when
+    not known."""
     kind, backend = kind.lower(), backend.lower()
     keys = {
         "vendor": f"{vendor}-cpu" if kind == "cpu" else vendor,
+        "peak": peak or "",
         "backend": backend,
         "kind": kind,
         "kind/backend": f"{kind}/{backend}",
@@ -280,7 +297,7 @@ def fit_keys(vendor: str, kind: str, backend: str, slug: str = "") -> dict[str, 
 
 def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None) -> Efficiency:
     """Efficiencies of a machine without its own fit: the global fit times the factor of every
-    group it belongs to that has one (vendor, backend, kind, kind/backend)."""
+    group it belongs to that has one (vendor, peak, backend, kind, kind/backend)."""
     d = d or timing_defaults()
     g = d.global_fit
     values = {k: getattr(g, k) for k in _FIT_KEYS}
@@ -297,12 +314,14 @@ def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None)
     return Efficiency(**values, source=source)
 
 
-def default_efficiency(slug: str | None, kind: str, backend: str, vendor: str) -> Efficiency:
+def default_efficiency(
+    slug: str | None, kind: str, backend: str, vendor: str, peak: str | None = None
+) -> Efficiency:
     """Shipped efficiencies for a machine: its own fit, else composed from its groups."""
     d = timing_defaults()
     if slug and slug in d.machines:
         return d.machines[slug]
-    return compose_efficiency(fit_keys(vendor, kind, backend), d)
+    return compose_efficiency(fit_keys(vendor, kind, backend, peak=peak), d)
 
 
 # -- user files -------------------------------------------------------------------------------
@@ -388,14 +407,19 @@ def resolve_machine(
     kind: str | None = None,
     machines_file: str | Path | None = None,
     gpu_limit: float | None = None,
+    tflops_kind: str | None = None,
 ) -> Machine:
     """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
-    machine given only inline (`--bandwidth` at least; `--tflops` for prefill).
+    machine given only inline (`--bandwidth` at least; `--tflops` for prefill). `tflops_kind`
+    says what a GPU's rate is the peak of, matrix or vector units (the named machine's
+    `fp16_kind` otherwise).
 
     Inline `memory` and `gpu_limit` are GiB (2^30 bytes), the unit a "24 GB" card or a "16 GB"
     Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
     """
     _check_numbers(bandwidth, tflops, memory, gpu_limit)
+    if tflops_kind is not None and tflops_kind.lower() not in ("matrix", "vector"):
+        raise InputError(f"--tflops-kind must be matrix or vector, not '{tflops_kind}'")
     limit_bytes = gpu_limit * GIB if gpu_limit is not None else None
     if name:
         from tokenwalk.catalog import find_machine
@@ -405,11 +429,12 @@ def resolve_machine(
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
         vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
+        peak = peak_of(b, (tflops_kind or entry.fp16_kind or "").lower() or None)
         own = entry_fit(entry)
         if own is not None and backend is None:
             fit = own
         else:
-            fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor)
+            fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor, peak)
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
@@ -425,6 +450,7 @@ def resolve_machine(
             memory_bytes=memory * GIB if memory is not None else entry.memory_bytes,
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
             tflops=tflops if tflops is not None else entry.tflops_for(b),
+            peak=peak,
             gpu_limit_bytes=limit_bytes,
             disk_read_gbs=entry.disk_read_gbs,
             load_gbs=entry.load_gbs,
@@ -446,6 +472,7 @@ def resolve_machine(
     k = (kind or "gpu").lower()
     b = (backend or _default_backend(k)).lower()
     vendor = machine_vendor("", b)
+    peak = peak_of(b, tflops_kind.lower() if tflops_kind else None)
     rates = f"{bandwidth:g} GB/s" + (f", {tflops:g} TFLOPS" if tflops is not None else "")
     return _gpu_limit(
         Machine(
@@ -457,7 +484,8 @@ def resolve_machine(
             memory_bytes=memory * GIB if memory is not None else None,
             bandwidth_gbs=bandwidth,
             tflops=tflops,
+            peak=peak,
             gpu_limit_bytes=limit_bytes,
-            fit=default_efficiency(None, k, b, vendor),
+            fit=default_efficiency(None, k, b, vendor, peak),
         )
     )

@@ -114,6 +114,7 @@ class SystemSpec(BaseModel):
     machine: str | None = None
     bandwidth: float | None = None
     tflops: float | None = None
+    tflops_kind: str | None = None  # matrix or vector: what --tflops is the peak of
     memory: float | None = None  # GiB
     gpu_limit: float | None = None  # GiB
     backend: str | None = None
@@ -304,6 +305,7 @@ def resolve_system(spec: SystemSpec) -> System:
     kw = dict(
         bandwidth=spec.bandwidth,
         tflops=spec.tflops,
+        tflops_kind=spec.tflops_kind,
         memory=spec.memory,
         backend=spec.backend,
         kind=spec.kind,

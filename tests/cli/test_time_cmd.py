@@ -49,6 +49,27 @@ def test_parallel_and_inline_machine(capsys):
     assert r["parallel"] == 4 and r["aggregate_tok_s"] > 3 * r["tok_s"]
 
 
+def test_the_kind_of_peak_changes_an_inline_prefill(capsys):
+    """--tflops-kind says what an inline --tflops is the peak of; a vector-ALU peak is reached
+    in a larger share than a matrix-unit peak, so the same rate fills a prompt faster."""
+    argv = [
+        "prefill",
+        "llama-3.1-8b",
+        "-p",
+        "4096",
+        "--bandwidth",
+        "900",
+        "--tflops",
+        "80",
+        "--json",
+    ]
+    speeds = {}
+    for kind in ("matrix", "vector"):
+        assert main([*argv, "--tflops-kind", kind]) == 0
+        speeds[kind] = json.loads(capsys.readouterr().out)["tok_s"]
+    assert speeds["vector"] > speeds["matrix"]
+
+
 def test_cached_prefix(capsys):
     r = run_json(
         capsys,
@@ -93,6 +114,21 @@ def test_machines(capsys):
         (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--ctx", "-1"], "--ctx"),
         (["decode", "qwen3.6-35b-a3b", "--bandwidth", "0", "--tflops", "1"], "--bandwidth"),
         (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--parallel", "-2"], "--parallel"),
+        (
+            [
+                "prefill",
+                "qwen3.6-35b-a3b",
+                "-p",
+                "512",
+                "--bandwidth",
+                "900",
+                "--tflops",
+                "80",
+                "--tflops-kind",
+                "x",
+            ],
+            "--tflops-kind must be matrix or vector",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):

@@ -214,7 +214,7 @@ def test_decode_chart_carries_the_reports_numbers(capsys):
     axis = [line for line in plain.splitlines() if "32k" in line]
     assert axis and axis[-1].split()[0] == "0"
     labels = [float(line.split("┤")[0]) for line in plain.splitlines() if "┤" in line]
-    assert labels[0] == pytest.approx(r.by_context[0].tok_s, abs=0.01)
+    assert labels[0] == pytest.approx(r.by_context[0].tok_s, abs=0.05)  # one decimal
     assert labels[-1] == 0
 
 

@@ -65,6 +65,18 @@ TflopsOpt = Annotated[
         rich_help_panel=SYSTEM_PANEL,
     ),
 ]
+TflopsKindOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tflops-kind",
+        help="What the GPU's --tflops is the peak of: matrix (tensor cores, XMX, WMMA, Apple's "
+        "Neural Accelerators) or vector (shader ALUs). The fit prices them differently. "
+        "Default: the named machine's; not known for an inline machine.",
+        show_default=False,
+        metavar="matrix|vector",
+        rich_help_panel=SYSTEM_PANEL,
+    ),
+]
 MemoryOpt = Annotated[
     float | None,
     typer.Option(
@@ -130,6 +142,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
     "machine": (MachineOpt, None),
     "bandwidth": (BandwidthOpt, None),
     "tflops": (TflopsOpt, None),
+    "tflops_kind": (TflopsKindOpt, None),
     "memory": (MemoryOpt, None),
     "gpu_limit": (GpuLimitOpt, None),
     "backend": (BackendOpt, None),
@@ -291,7 +304,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
 
 # system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
 SYSTEM_LISTS = ("machine", "n_cpu_moe", "rpc_link_gbs", "rpc_latency_ms")
-SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind")
+SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind", "tflops_kind")
 
 F = TypeVar("F", bound=Callable[..., Any])
 

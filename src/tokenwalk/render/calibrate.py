@@ -72,8 +72,9 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
         Group(
             t,
             *([left_out_note(dropped, console.width)] if dropped else []),
-            "[dim]Each kind/backend row composes the global fit with the factors of its "
-            "vendor, backend, kind and kind/backend groups.[/dim]",
+            "[dim]Each kind/backend row (and the peak its compute rate is: matrix or vector "
+            "units) composes the global fit with the factors of its vendor, peak, backend, kind "
+            "and kind/backend groups.[/dim]",
             "",
             e,
             "",
