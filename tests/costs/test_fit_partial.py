@@ -12,6 +12,7 @@ from tokenwalk.costs.offload import (
     FIT_MARGIN_BYTES,
     HOST,
     MIB,
+    Partial,
     Placement,
     _is_output,
     _parts,
@@ -52,8 +53,7 @@ def _placed(model, part: str | None) -> Placement:
         [1.0],
         ctx=CTX,
         experts_host=frozenset(moe[FULL + 1 :]),
-        boundary=moe[FULL],
-        boundary_part=part,
+        partial=(Partial(moe[FULL], part, HOST),),
     )
 
 
@@ -156,3 +156,80 @@ def test_fit_on_a_4090_keeps_part_of_one_more_layer_and_decodes_faster(qwen3moe)
     fast = split_decode_report(setup, ctx=4096)
     slow = split_decode_report(replace(setup, placement=whole), ctx=4096)
     assert fast.tok_s > slow.tok_s
+
+
+# -- several cards: fit.cpp steps 3 and 4 card by card -----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gptoss120b():
+    return load_model("gpt-oss-120b", "MXFP4").model
+
+
+def _free_rows(model, sysm, p: Placement):
+    return device_memory(model, sysm, p, system_bytes=system_bytes(sysm))
+
+
+def test_two_cards_fill_front_to_back_and_the_first_overflows_onto_the_second(gptoss120b):
+    sysm = resolve_system(SystemSpec(machine="2xrtx-3090"))
+    p = plan(gptoss120b, sysm, Offload(auto=True), ctx=4096).placement
+    first, second = (p.layer_device.count(d) for d in (0, 1))
+    # card 0 takes the first blocks, whole, then one block in part whose rest goes to card 1
+    assert p.layer_device[:first] == (0,) * first and set(p.layer_device[first:]) == {1}
+    b0 = p.partial[0]
+    assert b0.block == first - 1 and b0.to == 1 and b0.part in ("up", "gate", "attn")
+    assert not any(il < b0.block for il in p.experts_host)
+    # the second card: whole blocks, perhaps one in part to RAM, then the experts of the last
+    # blocks in RAM, and the head
+    assert p.experts_host and max(p.experts_host) == gptoss120b.spec.n_layer_all - 1
+    assert p.output_device == 1
+    for split in p.partial[1:]:
+        assert split.to == HOST and split.block < min(p.experts_host)
+    assert "-ts " in p.flags and "=CUDA1" in p.flags
+    rows = _free_rows(gptoss120b, sysm, p)
+    assert all(r.free_bytes > FIT_MARGIN_BYTES for r in rows if r.role == "gpu")
+    # what card 1 holds of block b0 is counted there, tensor by tensor
+    want = {0: 0, 1: 0, HOST: 0}
+    for t in gptoss120b.tensors:
+        if t.layer is None:
+            want[p.output_device if _is_output(t) else HOST] += t.n_bytes
+        else:
+            want[p.tensor_device(t)] += t.n_bytes
+    assert [r.weights_bytes for r in rows] == [want[0], want[1], want[HOST]]
+
+
+def test_the_first_card_is_full(gptoss120b):
+    """The first card holds the most it can: its partial block whole, and one block more,
+    would break its margin."""
+    sysm = resolve_system(SystemSpec(machine="2xrtx-3090"))
+    p = plan(gptoss120b, sysm, Offload(auto=True), ctx=4096).placement
+    n0 = p.layer_device.count(0)
+    n1 = p.layer_device.count(1) + 1  # and the head
+    counts = [n0 + 1, n1 - 1]
+    more = place(
+        gptoss120b,
+        Offload(auto=True),
+        [1.0, 1.0],
+        ctx=4096,
+        experts_host=p.experts_host,
+        ngl=p.ngl,
+        counts=counts,
+    )
+    assert _free_rows(gptoss120b, sysm, more)[0].free_bytes < FIT_MARGIN_BYTES
+
+
+def test_cards_that_hold_everything_need_no_fit():
+    small = load_model("qwen3-30b-a3b", "Q4_K_M").model
+    sysm = resolve_system(SystemSpec(machine="2xrtx-3090"))
+    p = plan(small, sysm, Offload(auto=True), ctx=4096).placement
+    assert p.all_on_gpu and not p.partial and not p.experts_host
+
+
+def test_cards_are_named_as_llama_cpp_names_them():
+    from tokenwalk.costs.offload import buft_names
+
+    assert buft_names(resolve_system(SystemSpec(machine="2xrtx-3090"))) == ("CUDA0", "CUDA1")
+    assert buft_names(resolve_system(SystemSpec(machine="rtx-3090+rx-7900-xtx"))) == (
+        "CUDA0",
+        "ROCm0",
+    )

@@ -13,9 +13,10 @@ docs/offload.md for the sources):
   layers in RAM; attention, router, shared experts and KV stay with the layer.
 - `auto` is `--fit`: everything if it fits with 1024 MiB free per device; else an unset context
   shrinks towards 4096; else for a MoE the experts of the LAST layers go to RAM (layers converted
-  to full GPU layers front to back), for a dense model the most whole layers that fit. On one
-  card the first layer whose experts went to RAM may then keep part of its FFN on the GPU
-  (`BOUNDARY_PARTS`: up, up + gate, or attention only), as fit.cpp's LAYER_FRACTION_* do.
+  to full GPU layers front to back, card by card: `_MoeFit`), for a dense model the most whole
+  layers that fit. The first layer of a card whose experts did not fit may then keep part of its
+  FFN on that card (`BOUNDARY_PARTS`: up, up + gate, or attention only), as fit.cpp's
+  LAYER_FRACTION_* do, the rest going to the next card or RAM (`Partial`).
 - Each layer's KV cache lives with its layer; MTP blocks are not loaded unless an MTP draft
   asks for them (`Offload.load_mtp`).
 
@@ -71,6 +72,8 @@ __all__ = [
     "HOST_EXPERT_LAYER_S",
     "LINK_COPY_EFFICIENCY",
     "Placement",
+    "Partial",
+    "buft_names",
     "DeviceMemory",
     "SystemPass",
     "activation_floats",
@@ -169,6 +172,17 @@ def _weights(model: Model, load_mtp: bool) -> _Weights:
 
 
 @dataclass(frozen=True)
+class Partial:
+    """A block split by part, as fit.cpp's first partial layer of a device: `part` (a key of
+    BOUNDARY_PARTS) stays on the block's GPU, the tensors its pattern matches go to `to` (RAM,
+    or on several cards the next card)."""
+
+    block: int
+    part: str
+    to: int
+
+
+@dataclass(frozen=True)
 class Placement:
     """Where each block, its experts and the output head live. Devices are 0..n_devices-1;
     HOST (-1) is RAM. `ngl` is llama.cpp's -ngl value that gives the layer split."""
@@ -180,8 +194,20 @@ class Placement:
     ngl: int
     ctx: int  # the context reserved (--fit may shrink an unset one)
     flags: str  # llama.cpp flags that reproduce it
-    boundary: int | None = None  # a GPU block whose FFN is split by part (--fit's partial layer)
-    boundary_part: str = ""  # a key of BOUNDARY_PARTS: what of that block stays on its GPU
+    partial: tuple[Partial, ...] = ()  # --fit's partial layers: blocks split by part
+
+    @cached_property
+    def _partial_of(self) -> dict[int, Partial]:
+        return {p.block: p for p in self.partial}
+
+    @property
+    def boundary(self) -> int | None:
+        """The first block split by part (one card: the only one), None without one."""
+        return self.partial[0].block if self.partial else None
+
+    @property
+    def boundary_part(self) -> str:
+        return self.partial[0].part if self.partial else ""
 
     @cached_property
     def all_on_gpu(self) -> bool:
@@ -189,21 +215,26 @@ class Placement:
             HOST not in self.layer_device
             and self.output_device != HOST
             and not (self.experts_host)
-            and self.boundary is None
+            and all(p.to != HOST for p in self.partial)
         )
 
     def expert_device(self, il: int) -> int:
-        """Where the routed experts of block `il` run (the boundary block's in part: RAM)."""
-        if il in self.experts_host or il == self.boundary:
+        """Where the routed experts of block `il` run (a partial block's: where its overflow
+        goes, RAM or the next card)."""
+        split = self._partial_of.get(il)
+        if split is not None:
+            return split.to
+        if il in self.experts_host:
             return HOST
         return self.layer_device[il]
 
     def tensor_device(self, t: Tensor) -> int:
-        """Device of one block tensor: the boundary block's by BOUNDARY_PARTS' pattern."""
+        """Device of one block tensor: a partial block's by BOUNDARY_PARTS' pattern."""
         assert t.layer is not None
-        if t.layer == self.boundary:
-            moved = boundary_pattern(t.layer, self.boundary_part).search(t.name)
-            return HOST if moved else self.layer_device[t.layer]
+        split = self._partial_of.get(t.layer)
+        if split is not None:
+            moved = boundary_pattern(t.layer, split.part).search(t.name)
+            return split.to if moved else self.layer_device[t.layer]
         return self.expert_device(t.layer) if t.role is Role.EXPERT else self.layer_device[t.layer]
 
 
@@ -248,14 +279,15 @@ def place(
     experts_host: frozenset[int] | None = None,
     ngl: int | None = None,
     counts: list[int] | None = None,
-    boundary: int | None = None,
-    boundary_part: str = "",
+    partial: tuple[Partial, ...] = (),
+    buft_names: tuple[str, ...] = (),
 ) -> Placement:
     """The placement llama.cpp makes for `-ngl` (offload.gpu_layers, None: all), `--cpu-moe`,
     `--n-cpu-moe`, over devices with free memory `shares` (bytes). `counts` gives layers per
     device explicitly (llama.cpp's -ts as --fit writes it), from the first device on.
-    `boundary` (a GPU block, its experts not in `experts_host`) keeps `boundary_part` of its
-    FFN on the GPU and sends the rest to RAM (`BOUNDARY_PARTS`)."""
+    `partial` blocks (on a GPU, their experts not in `experts_host`) keep their part of the
+    FFN on the GPU and send the rest to RAM or another card (`BOUNDARY_PARTS`); `buft_names`
+    names the cards in the flags (CUDA0, ...)."""
     n_all = model.spec.n_layer_all
     n_gpu = n_all + 1 if ngl is None else ngl
     if ngl is None and offload.gpu_layers is not None:
@@ -286,11 +318,11 @@ def place(
     flags = [f"-ngl {n_gpu}" if n_gpu <= n_all else "-ngl all"]
     if experts_host:
         flags.append(_experts_flag(experts_host, moe))
-    if boundary is not None and layer_device[boundary] == HOST:
-        boundary, boundary_part = None, ""
-    if boundary is not None:
-        pattern = boundary_pattern(boundary, boundary_part).pattern
-        flags.append(f'-ot "{pattern}=CPU" (block {boundary}: {_PART_WORDS[boundary_part]})')
+    partial = tuple(p for p in partial if layer_device[p.block] != HOST)
+    for p in partial:
+        pattern = boundary_pattern(p.block, p.part).pattern
+        to = "CPU" if p.to == HOST else _buft_name(buft_names, p.to)
+        flags.append(f'-ot "{pattern}={to}" (block {p.block}: {_PART_WORDS[p.part]})')
     if counts is not None and len(counts) > 1:
         flags.append("-ts " + ",".join(str(c) for c in counts))
     return Placement(
@@ -301,9 +333,27 @@ def place(
         ngl=n_gpu,
         ctx=ctx,
         flags=" ".join(flags),
-        boundary=boundary,
-        boundary_part=boundary_part,
+        partial=partial,
     )
+
+
+def _buft_name(names: tuple[str, ...], d: int) -> str:
+    return names[d] if d < len(names) else f"GPU{d}"
+
+
+# llama.cpp's names of a backend's devices (ggml_backend_dev_name), for -ot flags
+_BUFT_PREFIX = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "sycl": "SYCL", "metal": "MTL"}
+
+
+def buft_names(system: System) -> tuple[str, ...]:
+    """The name llama.cpp gives each card of `system` (CUDA0, CUDA1, Vulkan0, ...)."""
+    seen: dict[str, int] = {}
+    out = []
+    for d in system.devices:
+        prefix = _BUFT_PREFIX.get(d.backend, d.backend.upper())
+        out.append(f"{prefix}{seen.get(prefix, 0)}")
+        seen[prefix] = seen.get(prefix, 0) + 1
+    return tuple(out)
 
 
 _PART_WORDS = {
@@ -463,20 +513,22 @@ def device_memory(
     weights[HOST] += w.embd
     weights[placement.output_device] += w.output
     host_weights = [0]
+    split_blocks = {p.block for p in placement.partial}
     for layer in model.layers:
         il = layer.index
         d = placement.layer_device[il]
         x = placement.expert_device(il)
-        if il == placement.boundary:  # the partial block: tensor by tensor
+        if x != d and il in split_blocks:  # a partial block: tensor by tensor
             moved = [
                 t.n_bytes
                 for t in model.tensors
-                if t.layer == il and placement.tensor_device(t) == HOST
+                if t.layer == il and placement.tensor_device(t) == x
             ]
             weights[d] += w.dense[il] + w.experts[il] - sum(moved)
-            weights[HOST] += sum(moved)
-            expert_layers[HOST] += 1
-            host_weights.append(max(moved, default=0))
+            weights[x] += sum(moved)
+            expert_layers[x] += 1
+            if x == HOST:
+                host_weights.append(max(moved, default=0))
         else:
             weights[d] += w.dense[il]
             weights[x] += w.experts[il]
@@ -489,7 +541,7 @@ def device_memory(
         layers_at[d].append(layer)
         if d == HOST:
             host_weights.append(w.largest[il])
-        elif x == HOST and il != placement.boundary:
+        elif x == HOST and il not in split_blocks:
             host_weights.append(w.largest_expert[il])
     cells = context_cells(ctx, parallel)
     out: list[DeviceMemory] = []
@@ -505,7 +557,8 @@ def device_memory(
             expert_only = [
                 x
                 for x in model.decoding_layers
-                if x.index in placement.experts_host or x.index == placement.boundary
+                if placement.expert_device(x.index) == HOST
+                and placement.layer_device[x.index] != HOST
             ]
             buf = max(
                 buf,
@@ -566,8 +619,8 @@ def fit_auto(
     3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
     RAM; layers become full GPU layers front to back); a dense model, or a MoE whose dense part
     alone does not fit, keeps the most whole layers, filling the GPUs back to front.
-    4. on one card, the first block whose experts are in RAM may keep part of its FFN on the
-    GPU (`_partial_boundary`)."""
+    4. the first block of a card whose experts went to RAM may keep part of its FFN there, the
+    rest going to the next card or RAM (`_MoeFit`)."""
     nd = len(system.devices)
     shares = [
         float(max(0, (d.memory_bytes or 0) - s))
@@ -610,59 +663,210 @@ def fit_auto(
         c = FIT_MIN_CTX
     ctx_flag = f"-c {c}" if ctx is None else ""
     moe = [x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp]
-    if moe:
-        everything = frozenset(moe)
-        if ok(place(model, offload, shares, ctx=c, experts_host=everything)):
-            # convert layers to full GPU layers front to back: experts of the first j on GPU
-            lo, hi = 0, len(moe)
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if ok(place(model, offload, shares, ctx=c, experts_host=frozenset(moe[mid:]))):
-                    lo = mid
-                else:
-                    hi = mid - 1
-            p = place(model, offload, shares, ctx=c, experts_host=frozenset(moe[lo:]))
-            if nd == 1 and lo < len(moe):
-                p = _partial_boundary(model, offload, shares, c, ok, moe[lo:]) or p
-            return _with_flag(p, ctx_flag)
-        return _with_flag(
-            _fill_back_to_front(model, offload, shares, c, ok, nd, everything), ctx_flag
-        )
-    return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
+    if not moe:
+        return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
 
-
-def _partial_boundary(
-    model: Model,
-    offload: Offload,
-    shares: list[float],
-    ctx: int,
-    ok,  # noqa: ANN001
-    in_ram: list[int],
-) -> Placement | None:
-    """fit.cpp's "try to fit at least part of one more layer", one card: the first block whose
-    experts are in RAM (in_ram[0]) tries LAYER_FRACTION_UP (attention + ffn_up on the GPU); if
-    that fits, LAYER_FRACTION_GATE (+ ffn_gate); if UP does not fit, LAYER_FRACTION_ATTN
-    (the whole FFN in RAM). Each try must leave strictly more than the margin free. None: no
-    try fits, the block stays as it was (experts in RAM, the rest on the GPU)."""
-    rest = frozenset(in_ram[1:])
-
-    def part(kind: str) -> Placement:
-        return place(
+    def free(p: Placement) -> list[float]:
+        mem = device_memory(
             model,
-            offload,
-            shares,
-            ctx=ctx,
-            experts_host=rest,
-            boundary=in_ram[0],
-            boundary_part=kind,
+            system,
+            p,
+            kv_type=kv_type,
+            parallel=parallel,
+            ubatch=ubatch,
+            system_bytes=system_bytes,
+            op_offload=offload.op_offload,
+            load_mtp=offload.load_mtp,
+        )
+        return [m.free_bytes for m in mem if m.role == "gpu"]
+
+    fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system))
+    return _with_flag(fitter.run(), ctx_flag)
+
+
+@dataclass
+class _Ngl:
+    """fit.cpp's `ngl_t` for one card: its layers, how many of them are partial (the last ones
+    of its range), and what of its first partial layer stays (`part`) and where the rest goes."""
+
+    n_layer: int = 0
+    n_part: int = 0
+    part: str = "moe"  # "moe" (routed experts to RAM) or a key of BOUNDARY_PARTS
+    to: int = HOST
+
+    @property
+    def n_full(self) -> int:
+        return self.n_layer - self.n_part
+
+
+class _MoeFit:
+    """`--fit` for a mixture of experts over one or more cards, as `common/fit.cpp` steps 3 and
+    4 do it (`llama_params_fit_impl`), with tokenwalk's memory of each try (`device_memory`):
+
+    3. fill the cards back to front with "dense-only" layers (routed experts in RAM), each card
+       as many as fit; the last card's range starts with one whole layer (fit.cpp counts the
+       output head as that card's whole layer, but its -ot patterns start at the range's first
+       block, so that block keeps its experts);
+    4. if the dense-only model leaves a surplus over all cards, go front to back: each card
+       turns the dense-only layers that follow it (its own and later cards') into whole layers
+       of its own while they fit, then tries one more layer in part: attention + ffn_up
+       (LAYER_FRACTION_UP), then + ffn_gate, else attention only, the rest of that block going
+       to the next card (or RAM from the last card), both cards keeping more than the margin.
+
+    fit.cpp searches the counts by false position on measured memory; a bisection on the same
+    monotone memory finds the same largest count that fits."""
+
+    def __init__(
+        self,
+        model: Model,
+        offload: Offload,
+        shares: list[float],
+        ctx: int,
+        free,  # noqa: ANN001
+        margin: int,
+        names: tuple[str, ...],
+    ) -> None:
+        self.model, self.offload, self.shares, self.ctx = model, offload, shares, ctx
+        self.free, self.margin, self.names = free, margin, names
+        self.nd = len(shares)
+        self.n_all = model.spec.n_layer_all
+        self.moe = {x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp}
+
+    def placement(self, st: list[_Ngl]) -> Placement:
+        """fit.cpp `set_ngl_tensor_split_tbo`: -ngl, -ts and the -ot patterns of `st`."""
+        ngl = sum(n.n_layer for n in st)
+        il0 = self.n_all + 1 - ngl
+        experts: set[int] = set()
+        partial: list[Partial] = []
+        for n in st:
+            il0 += n.n_full
+            for il in range(il0, il0 + n.n_part):
+                if il >= self.n_all:  # the output head's index: no block to match
+                    continue
+                if il == il0 and n.part != "moe":
+                    partial.append(Partial(il, n.part, n.to))
+                elif il in self.moe:
+                    experts.add(il)
+            il0 += n.n_part
+        return place(
+            self.model,
+            self.offload,
+            self.shares,
+            ctx=self.ctx,
+            experts_host=frozenset(experts),
+            ngl=ngl,
+            counts=[n.n_layer for n in st],
+            partial=tuple(partial),
+            buft_names=self.names,
         )
 
-    up = part("up")
-    if ok(up, strict=True):
-        gate = part("gate")
-        return gate if ok(gate, strict=True) else up
-    attn = part("attn")
-    return attn if ok(attn, strict=True) else None
+    def fits(self, st: list[_Ngl], d: int) -> bool:
+        return self.free(self.placement(st))[d] >= self.margin
+
+    def _largest(self, lo: int, hi: int, make, d: int) -> int:  # noqa: ANN001
+        """The largest k in [lo, hi) with make(k) fitting card d; make(lo) is taken to fit."""
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.fits(make(mid), d):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def run(self) -> Placement:
+        nd = self.nd
+        everything = place(
+            self.model, self.offload, self.shares, ctx=self.ctx, experts_host=frozenset(self.moe)
+        )
+        surplus = sum(f - self.margin for f in self.free(everything))
+        st = [_Ngl() for _ in range(nd)]
+        # step 3: dense-only layers, back to front
+        for d in reversed(range(nd)):
+            unassigned = self.n_all + 1 - sum(n.n_layer for n in st[d + 1 :])
+            if unassigned <= 0:
+                continue
+
+            def dense_only(k: int, d: int = d, base: list[_Ngl] = st) -> list[_Ngl]:
+                out = [replace(n) for n in base]
+                out[d] = _Ngl(k, k if d < nd - 1 else max(k - 1, 0))
+                return out
+
+            high = dense_only(unassigned)
+            k = unassigned if self.fits(high, d) else self._largest(0, unassigned, dense_only, d)
+            st = dense_only(k)
+        if surplus <= 0:
+            return self.placement(st)
+        # step 4: whole layers front to back, and part of one more
+        ds = nd
+        for d in reversed(range(nd)):
+            if st[d].n_layer == 0:
+                break
+            ds = d
+        d = 0
+        while d <= ds < nd:
+            high = [replace(n) for n in st]
+            for jd in range(ds, nd):
+                move = high[jd].n_layer if jd < nd - 1 else high[jd].n_layer - 1
+                high[d].n_layer += move
+                high[jd].n_layer -= move
+                high[jd].n_part = 0
+            if self.fits(high, d):
+                st, ds = high, nd - 1
+            else:
+
+                def convert(
+                    step: int, d: int = d, ds: int = ds, base: list[_Ngl] = st
+                ) -> tuple[list[_Ngl], int]:
+                    out = [replace(n) for n in base]
+                    done, j = 0, ds
+                    while j < nd:
+                        n = min(step - done, out[j].n_part)
+                        out[j].n_layer -= n
+                        out[j].n_part -= n
+                        out[d].n_layer += n
+                        done += n
+                        if out[j].n_part > 0:
+                            break
+                        j += 1
+                    return out, j
+
+                delta = high[d].n_full - st[d].n_full
+                step = self._largest(0, delta, lambda k, f=convert: f(k)[0], d)
+                st, ds = convert(step)
+            st, ds = self._part_of_one_more(st, d, ds)
+            d += 1
+        return self.placement(st)
+
+    def _part_of_one_more(self, st: list[_Ngl], d: int, ds: int) -> tuple[list[_Ngl], int]:
+        """fit.cpp's "try to fit at least part of one more layer" on card d: the next
+        dense-only layer joins card d in part, the rest of it going to card d + 1 (RAM from the
+        last card); both must keep strictly more than the margin."""
+        nd = self.nd
+        if ds >= nd or st[ds].n_layer <= (0 if d < nd - 1 else 1) or st[ds].n_part < 1:
+            return st, ds
+        test = [replace(n) for n in st]
+        dst = ds
+        test[dst].n_layer -= 1
+        test[dst].n_part -= 1
+        test[d].n_layer += 1
+        test[d].n_part += 1
+        if test[dst].n_part == 0:  # after both, as fit.cpp checks (the same card when dst == d)
+            dst += 1
+        test[d].to = d + 1 if d < nd - 1 else HOST
+
+        def good(part: str) -> list[_Ngl] | None:
+            t = [replace(n) for n in test]
+            t[d].part = part
+            free = self.free(self.placement(t))
+            if free[d] > self.margin and (d + 1 == nd or free[d + 1] > self.margin):
+                return t
+            return None
+
+        up = good("up")
+        if up is not None:
+            return good("gate") or up, dst
+        attn = good("attn")
+        return (attn, dst) if attn is not None else (st, ds)
 
 
 def _fill_back_to_front(

@@ -155,7 +155,12 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     Each device's note (what bounds it, what its time is) stands beside its row where the
     whole table fits `width` columns, else under the table, marked ¹ ² ..."""
     head = _summary()
-    _kv(head, "placement", safe_markup(sp.split), safe_markup(sp.placement) or "-ngl all")
+    _kv(
+        head,
+        "placement",
+        safe_markup(sp.split),
+        safe_markup(sp.placement, limit=None) or "-ngl all",
+    )
     if sp.host:
         _kv(head, "host", "", safe_markup(sp.host))
     if sp.link:
