@@ -200,3 +200,15 @@ def test_a_card_over_rpc_in_every_command(capsys):
     assert len(up) == 1
     disk = [p for p in r["phases"] if p["name"] == "load from disk"][0]
     assert r["load_s"] == pytest.approx(disk["duration_s"] + up[0]["duration_s"])
+
+
+def test_a_conversation_on_a_split_model_is_traced_call_by_call(capsys):
+    argv = ["trace", "qwen3-0.6b", "-m", "rtx-4090", "--chat", "docs/examples/clinical-chat.json"]
+    code, out, _ = run(capsys, *argv, "--gpu-layers", "10", "--json")
+    assert code == 0
+    split = json.loads(out)
+    code, out, _ = run(capsys, *argv, "--json")
+    whole = json.loads(out)
+    assert len(split["calls"]) == len(whole["calls"]) == 3
+    assert split["busy_s"] > whole["busy_s"]  # 19 of 29 layers on the CPU
+    assert split["energy"]["host_w"] > whole["energy"]["host_w"]  # the host computes too

@@ -57,3 +57,25 @@ def test_bad_sessions(qwen2, machine):
         session_report(qwen2, machine, [])
     with pytest.raises(InputError, match="--gap"):
         session_report(qwen2, machine, [(10, 0, 1)], gap_s=-1)
+
+
+def test_a_split_model_runs_each_call_on_one_placement():
+    """On a card and its host the model is placed once for the longest call, and each call is
+    the split trace of its request on that placement (here --cpu-moe, which any context keeps)."""
+    from tokenwalk.costs.compare import system_session, system_trace
+    from tokenwalk.model.resolve import load_model
+    from tokenwalk.system import Offload, SystemSpec, resolve_system
+
+    model = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+    sysm = resolve_system(SystemSpec(machine="rtx-5080"))
+    off = Offload(cpu_moe=True)
+    calls = [(6000, 0, 200), (6400, 6200, 300)]
+    r, setup = system_session(model, sysm, off, calls, gap_s=10)
+    assert setup is not None and not setup.one_card and setup.placement.ctx >= 6700
+    for call, (p, c, o) in zip(r.calls, calls, strict=True):
+        single, _ = system_trace(model, sysm, off, prompt=p, output=o, cached=c)
+        assert call.ttft_s == pytest.approx(single.ttft_s)
+        assert call.total_s == pytest.approx(single.total_s)
+    whole = session_report(model, sysm.first, calls, gap_s=10)
+    assert r.busy_s > whole.busy_s  # experts in RAM are slower than the card alone
+    assert r.machine == sysm.slug

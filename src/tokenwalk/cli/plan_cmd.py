@@ -35,8 +35,6 @@ from tokenwalk.system import SystemSpec
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
-    from tokenwalk.costs.energy import Power, Price
-    from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
     from tokenwalk.system import Offload, System
 
@@ -238,21 +236,11 @@ def trace(
         )
         mdl = loaded.model
         if len(counted.calls) > 1:
-            if not sysm.unified:
-                from tokenwalk.costs.compare import system_plan
-
-                tokens = max(c.prompt_tokens + (c.output_tokens or output) for c in counted.calls)
-                setup = system_plan(mdl, sysm, offload, ctx=tokens, kv_type=kv_type)
-                if setup is not None and not setup.one_card:
-                    raise InputError(
-                        "a --chat conversation of several calls is traced on one pool of "
-                        "memory or a model whole on one card; give --prompt-file for one call"
-                    )
             _trace_session(
                 mdl,
-                m,
-                cost.power(sysm),
-                cost.price,
+                sysm,
+                offload,
+                cost,
                 counted,
                 output,
                 cold,
@@ -306,9 +294,9 @@ def trace(
 
 def _trace_session(
     mdl: Model,
-    m: Machine,
-    power: Power,
-    price: Price,
+    sysm: System,
+    offload: Offload,
+    cost: CostSpec,
     counted: Any,
     output: int,
     cold: bool,
@@ -320,17 +308,19 @@ def _trace_session(
     json: bool,
 ) -> None:
     """`trace --chat` with several calls: one line per call and the session's totals, and
-    the energy of the calls at `power`."""
+    the energy of the calls; a model split over cards and a host is placed once for the
+    session (`costs.compare.system_session`)."""
+    from tokenwalk.costs.compare import system_session
     from tokenwalk.costs.energy import session_energy
-    from tokenwalk.costs.trace import session_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:
         check_workload(prompt=p, cached=c, output=o, ubatch=ubatch)
-    report = session_report(
+    report, setup = system_session(
         mdl,
-        m,
+        sysm,
+        offload,
         calls,
         gap_s=gap,
         keep_alive_s=keep_alive,
@@ -338,9 +328,18 @@ def _trace_session(
         ubatch=ubatch,
         kv_type=kv_type,
     )
-    report = report.model_copy(update={"energy": session_energy(report, power, price)})
+    split = setup is not None and not setup.one_card
+    power = cost.power(sysm, host_computes=split)
+    report = report.model_copy(update={"energy": session_energy(report, power, cost.price)})
     tokens = max(p + o for p, _, o in calls)
-    fit = fit_on([mdl], m, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
+    if setup is None:
+        fit = fit_on(
+            [mdl], sysm.first, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch
+        )
+    else:
+        from tokenwalk.costs.split import split_memory_fit
+
+        fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 

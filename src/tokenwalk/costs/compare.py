@@ -33,7 +33,7 @@ from tokenwalk.costs.budget import (
 )
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
 from tokenwalk.costs.timing import DecodeReport, decode_report
-from tokenwalk.costs.trace import TraceReport, trace_report
+from tokenwalk.costs.trace import SessionReport, TraceReport, session_report, trace_report
 from tokenwalk.costs.workload import context_warnings, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
@@ -53,6 +53,7 @@ __all__ = [
     "system_budget",
     "system_decode",
     "system_trace",
+    "system_session",
     "compare_row",
     "compare_report",
     "price_for",
@@ -170,6 +171,29 @@ def system_decode(
     return report.model_copy(update={"ctx": ctx}), setup
 
 
+def _split_trace_kw(
+    setup: Setup, *, prompt: int, cached: int, ubatch: int, kv_type: str
+) -> dict[str, Any]:
+    """What a model split over cards and a host brings to `trace_report`: its own prefill and
+    decode step, and over RPC the upload a cold load adds."""
+    from tokenwalk.costs.split import split_pass_time, split_prefill_report
+
+    kw: dict[str, Any] = {}
+    kw["prefill"] = split_prefill_report(
+        setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+    )
+
+    def step(c: int) -> tuple[float, float]:
+        sp = split_pass_time(setup, 1, c, kv_type=kv_type.lower())
+        return sp.time_s, sp.bytes
+
+    kw["step"] = step
+    rpc = kw["prefill"].split.rpc
+    if rpc is not None:
+        kw["upload"] = (rpc.upload_bytes, rpc.upload_s)
+    return kw
+
+
 def system_trace(
     model: Model,
     system: System,
@@ -190,21 +214,7 @@ def system_trace(
     setup = system_plan(model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch)
     kw: dict[str, Any] = {}
     if setup is not None and not setup.one_card:
-        from tokenwalk.costs.split import split_pass_time, split_prefill_report
-
-        placed = setup
-        kw["prefill"] = split_prefill_report(
-            setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
-        )
-
-        def step(c: int) -> tuple[float, float]:
-            sp = split_pass_time(placed, 1, c, kv_type=kv_type.lower())
-            return sp.time_s, sp.bytes
-
-        kw["step"] = step
-        rpc = kw["prefill"].split.rpc
-        if rpc is not None:
-            kw["upload"] = (rpc.upload_bytes, rpc.upload_s)
+        kw = _split_trace_kw(setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type)
     report = trace_report(
         model,
         system.first,
@@ -218,6 +228,56 @@ def system_trace(
     )
     if setup is not None:
         report = report.model_copy(update={"machine": system.slug})
+    return report, setup
+
+
+def system_session(
+    model: Model,
+    system: System,
+    offload: Offload,
+    calls: list[tuple[int, int, int]],
+    *,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+    **more: Any,
+) -> tuple[SessionReport, Setup | None]:
+    """`trace --chat`'s answer for a conversation of several calls ((prompt, cached, output)
+    tokens each) on `system`, and the placement (None on one pool of memory). The model is
+    placed once, for the longest call's context, as a server loads it once for the session;
+    a split model runs every call's prefill and decode steps on that placement. `more` goes
+    to `session_report` (gap_s, keep_alive_s, cold)."""
+    ctx = max(p + o for p, _, o in calls)
+    setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
+    trace = None
+    if setup is not None and not setup.one_card:
+        placed = setup
+
+        def trace(*, prompt: int, output: int, cached: int, **kw: Any) -> TraceReport:
+            split = _split_trace_kw(
+                placed, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+            )
+            return trace_report(
+                model,
+                system.first,
+                prompt=prompt,
+                output=output,
+                cached=cached,
+                ubatch=ubatch,
+                kv_type=kv_type,
+                **split,
+                **kw,
+            )
+
+    report = session_report(
+        model,
+        system.first,
+        calls,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        trace=trace,
+        machine_name=system.slug if setup is not None else None,
+        **more,
+    )
     return report, setup
 
 

@@ -19,6 +19,7 @@ laptop read 21.7 GB in 55 s (0.39 GB/s) through Ollama, far below its SSD.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -337,11 +338,17 @@ def session_report(
     ubatch: int = 512,
     kv_type: str = "f16",
     tokenize_s: list[float] | None = None,
+    trace: Callable[..., TraceReport] | None = None,
+    machine_name: str | None = None,
 ) -> SessionReport:
     """Trace each call of a conversation: `calls` holds (prompt, cached, output) tokens per
     call, `cached` being the prefix the previous call left (its prompt and its reply). Calls are
     `gap_s` apart; when a gap is longer than `keep_alive_s` the runtime has unloaded the model,
-    so the call loads it again and its cache is gone (all of its prompt is prefilled)."""
+    so the call loads it again and its cache is gone (all of its prompt is prefilled).
+
+    `trace(prompt=, output=, cold=, cached=, tokenize_s=)` traces one call (default:
+    `trace_report` of `model` on `machine`); a model split over cards and a host brings its
+    own (`costs.compare.system_session`), and `machine_name` names that system."""
     if not calls:
         raise InputError("a session needs at least one call")
     if gap_s < 0:
@@ -351,6 +358,10 @@ def session_report(
     out: list[SessionCall] = []
     clock = 0.0
     loads = 0
+
+    def _one_pool(**kw: Any) -> TraceReport:
+        return trace_report(model, machine, ubatch=ubatch, kv_type=kv_type, **kw)
+
     for i, (prompt, cached, output) in enumerate(calls):
         gap = gap_s if i else 0.0
         unloaded = i > 0 and keep_alive_s is not None and gap > keep_alive_s
@@ -358,15 +369,11 @@ def session_report(
         if unloaded:
             cached = 0
         clock += gap
-        tr = trace_report(
-            model,
-            machine,
+        tr = (trace or _one_pool)(
             prompt=prompt,
             output=output,
             cold=is_cold,
             cached=min(cached, prompt - 1),
-            ubatch=ubatch,
-            kv_type=kv_type,
             tokenize_s=tokenize_s[i] if tokenize_s else None,
         )
         loads += is_cold
@@ -393,7 +400,7 @@ def session_report(
     rate, source, _ = load_rate(machine)
     return SessionReport(
         model=model.name,
-        machine=machine.slug,
+        machine=machine_name or machine.slug,
         calls=out,
         gap_s=gap_s,
         keep_alive_s=keep_alive_s,
