@@ -19,6 +19,7 @@ its energy; with one of them, it prices every machine.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -212,10 +213,40 @@ def system_trace(
     (and, over RPC, the upload a cold load adds); `more` goes to `trace_report` as it is
     (cold, restore_kv, tokenize_detail)."""
     setup = system_plan(model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch)
+    report = _trace_on(
+        model,
+        system,
+        setup,
+        prompt=prompt,
+        output=output,
+        cached=cached,
+        ubatch=ubatch,
+        kv_type=kv_type,
+        **more,
+    )
+    if setup is not None:
+        report = report.model_copy(update={"machine": system.slug})
+    return report, setup
+
+
+def _trace_on(
+    model: Model,
+    system: System,
+    setup: Setup | None,
+    *,
+    prompt: int,
+    output: int,
+    cached: int,
+    ubatch: int,
+    kv_type: str,
+    **more: Any,
+) -> TraceReport:
+    """`trace_report` of one request on `system` as `setup` placed the model (None, or whole
+    on one card: the first device's own timing)."""
     kw: dict[str, Any] = {}
     if setup is not None and not setup.one_card:
         kw = _split_trace_kw(setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type)
-    report = trace_report(
+    return trace_report(
         model,
         system.first,
         prompt=prompt,
@@ -226,9 +257,6 @@ def system_trace(
         **kw,
         **more,
     )
-    if setup is not None:
-        report = report.model_copy(update={"machine": system.slug})
-    return report, setup
 
 
 def system_session(
@@ -250,24 +278,7 @@ def system_session(
     setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
     trace = None
     if setup is not None and not setup.one_card:
-        placed = setup
-
-        def trace(*, prompt: int, output: int, cached: int, **kw: Any) -> TraceReport:
-            split = _split_trace_kw(
-                placed, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
-            )
-            return trace_report(
-                model,
-                system.first,
-                prompt=prompt,
-                output=output,
-                cached=cached,
-                ubatch=ubatch,
-                kv_type=kv_type,
-                **split,
-                **kw,
-            )
-
+        trace = functools.partial(_trace_on, model, system, setup, ubatch=ubatch, kv_type=kv_type)
     report = session_report(
         model,
         system.first,

@@ -629,7 +629,9 @@ def fit_auto(
     trained = model.spec.n_ctx_train or 4096
     c0 = ctx if ctx is not None else trained
 
-    def ok(p: Placement, strict: bool = False) -> bool:
+    def free(p: Placement) -> list[float]:
+        """Bytes each card keeps free: --fit measures the cards only (the host's RAM is not
+        its concern; mmap pages in)."""
         mem = device_memory(
             model,
             system,
@@ -641,10 +643,10 @@ def fit_auto(
             op_offload=offload.op_offload,
             load_mtp=offload.load_mtp,
         )
-        # --fit measures the cards only (the host's RAM is not its concern; mmap pages in);
-        # its partial-layer tries ask for strictly more than the margin
-        gpus = [m.free_bytes for m in mem if m.role == "gpu"]
-        return all(f > margin if strict else f >= margin for f in gpus)
+        return [m.free_bytes for m in mem if m.role == "gpu"]
+
+    def ok(p: Placement) -> bool:
+        return all(f >= margin for f in free(p))
 
     full = place(model, offload, shares, ctx=c0)
     if ok(full):
@@ -665,21 +667,6 @@ def fit_auto(
     moe = [x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp]
     if not moe:
         return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
-
-    def free(p: Placement) -> list[float]:
-        mem = device_memory(
-            model,
-            system,
-            p,
-            kv_type=kv_type,
-            parallel=parallel,
-            ubatch=ubatch,
-            system_bytes=system_bytes,
-            op_offload=offload.op_offload,
-            load_mtp=offload.load_mtp,
-        )
-        return [m.free_bytes for m in mem if m.role == "gpu"]
-
     fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system))
     return _with_flag(fitter.run(), ctx_flag)
 
