@@ -11,7 +11,7 @@ import json
 
 import pytest
 from canned import canned_measurement
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import tokenwalk.probe as probe_mod
@@ -284,6 +284,8 @@ def test_sweep_explains_its_first_and_last_run():
     ),
     width=st.integers(min_value=40, max_value=120),
 )
+# a break before "+" carried words over that, with the next word, no longer fit
+@example(words=["max(c,", "+", "(a", "12.3\u00a0GB/s", "aaaaaaaa", "aaaaaaaa"], width=40)
 def test_wrap_keeps_every_word_and_the_width(words, width):
     from tokenwalk.render.explain import _wrap
 

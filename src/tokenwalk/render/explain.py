@@ -166,18 +166,17 @@ def _wrap(first: str, text: str, indent: int, width: int, ops: bool = True) -> l
     lead = first
     depth = 0  # parentheses open before `line`
     for word in words:
-        cur = lead + " ".join([*line, word])
-        if len(cur) <= width or not line:
-            line.append(word)
-            continue
-        cut = len(line)
-        at = _break_at(line, depth) if ops else None
-        if at is not None and len(lead + " ".join(line[:at])) >= width // 3:
-            cut = at
-        lines.append(lead + " ".join(line[:cut]))
-        depth += sum(_depth(w) for w in line[:cut])
-        line = [*line[cut:], word]
-        lead = " " * indent
+        # a break may carry words over: break again until the word fits after them
+        while line and len(lead + " ".join([*line, word])) > width:
+            cut = len(line)
+            at = _break_at(line, depth) if ops else None
+            if at is not None and len(lead + " ".join(line[:at])) >= width // 3:
+                cut = at
+            lines.append(lead + " ".join(line[:cut]))
+            depth += sum(_depth(w) for w in line[:cut])
+            line = line[cut:]
+            lead = " " * indent
+        line.append(word)
     lines.append(lead + " ".join(line))
     return [x.replace(NBSP, " ").rstrip() for x in lines]
 
