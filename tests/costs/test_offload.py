@@ -3,6 +3,8 @@ against the published hybrid runs of the research notes (llamacpp-offload.md, se
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tokenwalk.costs.offload import (
@@ -134,6 +136,34 @@ def test_fit_auto_keeps_a_gib_free_and_moves_the_last_experts(qwen36):
     assert moe == list(range(moe[0], qwen36.spec.n_layer))  # a suffix: the LAST layers
     assert rows["rtx-5080"].free_bytes >= FIT_MARGIN_BYTES
     assert p.ctx >= 4096
+
+
+def test_fit_shrinks_an_unset_context_as_far_as_one_card_needs():
+    """fit.cpp step 2 on one card: the context interpolated between 4,096 and the trained one,
+    rounded down to 256 cells: the largest that keeps the margin (memory is linear in it)."""
+    model = load_model("llama-3.1-8b", "Q8_0").model
+    sysm = system("rtx-3060-12gb")
+    p, rows = mem(model, sysm, Offload(auto=True), ctx=None)
+    assert p.all_on_gpu and 4096 < p.ctx < model.spec.n_ctx_train and p.ctx % 256 == 0
+    assert f"-c {p.ctx}" in p.flags
+    assert rows["rtx-3060-12gb"].free_bytes >= FIT_MARGIN_BYTES
+    more = replace(p, ctx=p.ctx + 256)
+    sysb = system_bytes(sysm)
+    assert device_memory(model, sysm, more, system_bytes=sysb)[0].free_bytes < FIT_MARGIN_BYTES
+
+
+def test_fit_on_two_cards_shrinks_the_context_then_places_the_layers_itself():
+    """Several cards: the context step keeps a safety of (cards + 1) half layers, and then the
+    layers are filled back to front whatever the proportional split would have done."""
+    model = load_model("llama-3.1-8b", "Q8_0").model
+    sysm = system("2xrtx-3060-12gb")
+    p = plan(model, sysm, Offload(auto=True), ctx=None).placement
+    rows = device_memory(model, sysm, p, system_bytes=system_bytes(sysm))
+    assert 4096 < p.ctx < model.spec.n_ctx_train and p.ctx % 256 == 0
+    assert "-ts " in p.flags
+    assert all(r.free_bytes >= FIT_MARGIN_BYTES for r in rows if r.role == "gpu")
+    counts = [p.layer_device.count(d) for d in (0, 1)]
+    assert p.output_device == 1 and counts[1] + 1 >= counts[0]  # the last card filled first
 
 
 def test_layers_split_in_proportion_to_free_memory(qwen2):

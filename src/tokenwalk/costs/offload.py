@@ -615,7 +615,8 @@ def fit_auto(
 ) -> Placement:
     """llama.cpp's `--fit`: keep `margin` free on every GPU (the host's RAM is not checked).
 
-    1. everything on the GPUs if it fits; 2. an unset context shrinks, down to FIT_MIN_CTX;
+    1. everything on the GPUs if it fits; 2. if all cards together lack room, an unset
+    context shrinks, down to FIT_MIN_CTX (one card: done);
     3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
     RAM; layers become full GPU layers front to back); a dense model, or a MoE whose dense part
     alone does not fit, keeps the most whole layers, filling the GPUs back to front.
@@ -629,9 +630,9 @@ def fit_auto(
     trained = model.spec.n_ctx_train or 4096
     c0 = ctx if ctx is not None else trained
 
-    def free(p: Placement) -> list[float]:
-        """Bytes each card keeps free: --fit measures the cards only (the host's RAM is not
-        its concern; mmap pages in)."""
+    def gpus(p: Placement) -> list[DeviceMemory]:
+        """The cards' memory: --fit measures the cards only (the host's RAM is not its
+        concern; mmap pages in)."""
         mem = device_memory(
             model,
             system,
@@ -643,28 +644,37 @@ def fit_auto(
             op_offload=offload.op_offload,
             load_mtp=offload.load_mtp,
         )
-        return [m.free_bytes for m in mem if m.role == "gpu"]
+        return [m for m in mem if m.role == "gpu"]
+
+    def free(p: Placement) -> list[float]:
+        return [m.free_bytes for m in gpus(p)]
 
     def ok(p: Placement) -> bool:
         return all(f >= margin for f in free(p))
 
     full = place(model, offload, shares, ctx=c0)
-    if ok(full):
+    at_full = gpus(full)
+    if all(m.free_bytes >= margin for m in at_full):
         return _with_flag(full, "")
     c = c0
-    if ctx is None and trained > FIT_MIN_CTX:
-        lo, hi = FIT_MIN_CTX // 256, trained // 256
-        if ok(place(model, offload, shares, ctx=lo * 256)):
-            while lo < hi - 1:
-                mid = (lo + hi) // 2
-                if ok(place(model, offload, shares, ctx=mid * 256)):
-                    lo = mid
-                else:
-                    hi = mid
-            return _with_flag(place(model, offload, shares, ctx=lo * 256), f"-c {lo * 256}")
-        c = FIT_MIN_CTX
-    ctx_flag = f"-c {c}" if ctx is None else ""
     moe = [x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp]
+    if ctx is None and trained > FIT_MIN_CTX and sum(m.free_bytes - margin for m in at_full) < 0:
+        # fit.cpp step 2: the context that the memory of all cards together allows, by linear
+        # interpolation between FIT_MIN_CTX and the trained context; several cards keep a
+        # safety of (cards + 1) x half a layer (dense) or a sixth (MoE: whole tensors move)
+        free_min = sum(free(place(model, offload, shares, ctx=FIT_MIN_CTX)))
+        room = free_min - nd * margin
+        if nd > 1:
+            per_layer = sum(m.weights_bytes for m in at_full) / max(model.spec.n_layer, 1)
+            room -= (nd + 1) * per_layer / (6 if moe else 2)
+        c = FIT_MIN_CTX
+        if room > 0:
+            span = free_min - sum(m.free_bytes for m in at_full)
+            c += int((trained - FIT_MIN_CTX) * room / span) if span > 0 else 0
+            c = max(c - c % 256, FIT_MIN_CTX)
+            if nd == 1:
+                return _with_flag(place(model, offload, shares, ctx=c), f"-c {c}")
+    ctx_flag = f"-c {c}" if ctx is None else ""
     if not moe:
         return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
     fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system))
