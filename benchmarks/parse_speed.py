@@ -16,8 +16,11 @@ and reports peak memory: the subprocess's max RSS and tracemalloc's in-process p
 checks (d) that reading a local file's header loads none of the modules only URLs need (urllib3,
 ssl, truststore, http.client), which would add to every command's start.
 
+It also times (e) reading a model config whose layer index list is 2,000,000 entries long, and
+(f) sizing a model at every limit of the model checks.
+
 Targets (issue tracker): (a) <= 0.5 s, (b) >= 20x faster than (c), peak memory < 150 MiB,
-(d) none loaded.
+(d) none loaded, (e) and (f) < 1 s.
 
 Usage: python benchmarks/parse_speed.py [--keep PATH]
 """
@@ -311,6 +314,56 @@ def main() -> None:
         f"read_header is {ratio:.1f}x faster than GGUFReader "
         f"(target >= 20x: {'ok' if ratio >= 20 else 'MISSED'})"
     )
+    limits_s = _limits_s()
+    print(
+        f"(f) a model at every limit (layers, width, vocabulary, context) sized and its KV "
+        f"reported: {limits_s:.3f} s (target < 1 s: {'ok' if limits_s < 1.0 else 'MISSED'})"
+    )
+    long_s = _long_index_list_s()
+    print(
+        f"(e) a config whose full_attn_idxs lists 2,000,000 layers: {long_s:.3f} s "
+        f"(target < 1 s: {'ok' if long_s < 1.0 else 'MISSED'}; a list searched per layer "
+        "would be quadratic)"
+    )
+
+
+def _limits_s() -> float:
+    """Seconds to size a llama-shaped model at every limit of `tokenwalk.model.spec.LIMITS`."""
+    from tokenwalk.costs.kv import kv_report
+    from tokenwalk.costs.size import size_report
+    from tokenwalk.gguf.reader import LIMITS
+    from tokenwalk.model.resolve import model_from_config
+
+    cfg = {
+        "model_type": "llama",
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "num_hidden_layers": LIMITS.max_layers,
+        "hidden_size": LIMITS.max_width,
+        "intermediate_size": LIMITS.max_width,
+        "vocab_size": LIMITS.max_vocab,
+        "max_position_embeddings": LIMITS.max_context,
+    }
+    start = time.perf_counter()
+    model = model_from_config(cfg, "big", "Q8_0")
+    size_report(model)
+    kv_report(model, None)
+    return time.perf_counter() - start
+
+
+def _long_index_list_s() -> float:
+    """Seconds to read an LFM2 config whose layer index list is 2,000,000 long (best of 3)."""
+    from tokenwalk.catalog import find_model
+    from tokenwalk.model.hf import spec_from_config
+
+    cfg = {**find_model("lfm2-1.2b").config, "full_attn_idxs": list(range(2_000_000))}
+    cfg.pop("layer_types", None)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        spec_from_config(cfg)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ limit still works, and no integer in any key takes more than a second or ends in
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +81,8 @@ def test_the_largest_table_allowed_is_far_below_the_tensor_limit() -> None:
     assert len(rows) < LIMITS.max_tensors // 50
 
 
-def test_values_at_the_limits_work_quickly() -> None:
+def test_values_at_the_limits_work() -> None:
+    """A model at every limit is sized (its speed: benchmarks/parse_speed.py (f))."""
     cfg = {
         **LLAMA,
         "num_hidden_layers": LIMITS.max_layers,
@@ -91,11 +91,9 @@ def test_values_at_the_limits_work_quickly() -> None:
         "vocab_size": LIMITS.max_vocab,
         "max_position_embeddings": LIMITS.max_context,
     }
-    start = time.perf_counter()
     model = model_from_config(cfg, "big", "Q8_0")
     size_report(model)
     kv_report(model, None)
-    assert time.perf_counter() - start < 1.0
     assert model.spec.n_layer_all == LIMITS.max_layers
 
 
@@ -114,12 +112,13 @@ def test_floats_must_be_finite_and_bounded(value: float) -> None:
         spec_from_config(cfg)
 
 
-def test_long_index_lists_are_fast() -> None:
+def test_a_long_index_list_reads_every_layer_it_names() -> None:
+    """An index list far longer than the model (its speed: benchmarks/parse_speed.py (e))."""
     cfg = {**find_model("lfm2-1.2b").config, "full_attn_idxs": list(range(2_000_000))}
     cfg.pop("layer_types", None)
-    start = time.perf_counter()
-    spec_from_config(cfg)
-    assert time.perf_counter() - start < 1.0
+    spec = spec_from_config(cfg)
+    assert spec.n_layer_all == cfg["num_hidden_layers"]
+    assert not any(spec.is_recurrent)  # every layer is named as full attention
 
 
 @pytest.mark.parametrize(
@@ -172,10 +171,7 @@ def test_cli_refuses_in_one_line(
 ) -> None:
     path = tmp_path / name
     path.write_text(text)
-    start = time.perf_counter()
     code = main(["size", str(path)])
-    if "nested" not in needle:  # PyYAML alone takes ~1 s to reach its recursion limit
-        assert time.perf_counter() - start < 1.0
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
