@@ -132,7 +132,7 @@ def _pass(
 ) -> tuple[tuple[float, float, float, int], float]:
     """(B, F, R, L) of a pass on a backend, and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
-    terms = (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.n_layers)
+    terms = (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.overhead_layers)
     return terms, expert_tile_flops(model, n * w.streams, backend)
 
 

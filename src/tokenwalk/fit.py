@@ -85,7 +85,8 @@ class Observation:
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    passes: tuple[tuple[float, float, float, int], ...]  # (bytes, flops, row_flops, layers)
+    # (bytes, flops, row_flops, layers the per-layer cost counts) of each pass
+    passes: tuple[tuple[float, float, float, float], ...]
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)

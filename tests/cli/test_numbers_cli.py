@@ -72,7 +72,7 @@ def test_microseconds_are_written_with_mu(capsys, monkeypatch):
     flat = " ".join(out.split())
     assert " us " not in flat
     assert re.search(r"compute \d+ µs", flat)
-    assert re.search(r"estimate 12\.4 tok/s \d+ ms per step", flat)
+    assert re.search(r"estimate \d+\.\d tok/s \d+ ms per step", flat)
     out = run(capsys, monkeypatch, "decode", "qwen3.6-35b-a3b", "--machine", "rtx-5090")
     flat = " ".join(out.split())
     assert re.search(r"\d+ µs per layer", flat) and " us " not in flat

@@ -282,3 +282,17 @@ def test_the_shipped_seed_prefill_has_no_tile_term(moe, laptop):
     c = r.chunks[0]
     assert c.time_s == pytest.approx(max(c.memory_s, c.compute_s) + c.overhead_s)
     assert 50 <= r.ttft_s <= 95
+
+
+def test_a_recurrent_layer_pays_the_fixed_cost_twice(laptop):
+    """Qwen3.6-35B-A3B: 40 layers, 30 of them Gated DeltaNet: the per-layer cost counts 70."""
+    from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD, pass_time, pass_work
+
+    hybrid = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+    w = pass_work(hybrid, 1, 1024)
+    assert (w.n_layers, w.recurrent_layers) == (40, 30)
+    assert w.overhead_layers == 40 + (RECURRENT_LAYER_OVERHEAD - 1) * 30 == 70
+    step = pass_time(hybrid, laptop, 1, 1024)
+    assert step.overhead_s == pytest.approx(70 * laptop.fit.overhead_per_layer_s)
+    dense = pass_work(load_model("llama-3.1-8b", "Q4_K_M").model, 1, 1024)
+    assert dense.recurrent_layers == 0 and dense.overhead_layers == dense.n_layers == 32
