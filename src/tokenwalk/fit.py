@@ -14,12 +14,13 @@ The parameters of a row are a sum of offsets along a hierarchy of groups (log un
 
 so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
 gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). The peak level (what the
-spec-sheet compute rate is the peak of: matrix units, vector ALUs, a CPU's SIMD) moves only
-eff_compute. A parameter whose prior width
-is 0 at a level has no offsets there: rows_half has offsets only per backend (it is a property
-of a backend's matrix kernels, and cross-validation predicts unseen devices worse when vendors,
-kinds or machines move it too). All offsets are fitted at once by robust non-linear least
-squares (`scipy.optimize.least_squares`, trust region, analytic Jacobian):
+spec-sheet compute rate is the peak of: matrix units, vector ALUs, a CPU's SIMD) moves
+eff_compute and rows_half. A parameter whose prior width is 0 at a level has no offsets there:
+rows_half has offsets only per backend and peak (a property of a backend's matrix kernels and
+of the units they run on: a tensor core's tile needs more rows than a vector ALU; cross-
+validation predicts unseen devices worse when vendors, kinds or machines move it too). All
+offsets are fitted at once by robust non-linear least squares (`scipy.optimize.least_squares`,
+trust region, analytic Jacobian):
 
     minimise  sum_rows huber(ln(predicted / measured) / delta)
               + sum_offsets (offset / sigma_level)^2
@@ -61,7 +62,7 @@ HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "global": (3.0, 3.0, 3.0, 3.0),
     "vendor": (0.3, 1.0, 1.0, 0.0),
-    "peak": (0.0, 0.5, 0.0, 0.0),
+    "peak": (0.0, 0.5, 0.0, 1.0),
     "backend": (0.3, 1.0, 1.0, 3.0),
     "kind": (0.3, 1.0, 1.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0),
