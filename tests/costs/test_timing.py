@@ -285,7 +285,8 @@ def test_the_shipped_seed_prefill_has_no_tile_term(moe, laptop):
 
 
 def test_a_recurrent_layer_pays_the_fixed_cost_twice(laptop):
-    """Qwen3.6-35B-A3B: 40 layers, 30 of them Gated DeltaNet: the per-layer cost counts 70."""
+    """Qwen3.6-35B-A3B: 40 layers, 30 of them Gated DeltaNet: the per-layer cost counts 70;
+    a short-conv layer (LFM2) counts once."""
     from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD, pass_time, pass_work
 
     hybrid = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
@@ -296,3 +297,6 @@ def test_a_recurrent_layer_pays_the_fixed_cost_twice(laptop):
     assert step.overhead_s == pytest.approx(70 * laptop.fit.overhead_per_layer_s)
     dense = pass_work(load_model("llama-3.1-8b", "Q4_K_M").model, 1, 1024)
     assert dense.recurrent_layers == 0 and dense.overhead_layers == dense.n_layers == 32
+    # LFM2's short-conv layers (no scan state) count once
+    conv = pass_work(load_model("lfm2-8b-a1b", "Q4_K_M").model, 1, 1024)
+    assert conv.recurrent_layers == 0 and conv.overhead_layers == conv.n_layers

@@ -93,14 +93,16 @@ RECURRENT_FLOPS_PER_STATE_ELEMENT = 4.0  # read S.k, decay, rank-one update, S.q
 # Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
 # multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
 MATVEC_MAX_BATCH = 8
-# A recurrent layer (Gated DeltaNet, Mamba, short conv) pays the fixed per-layer cost this many
-# times: its graph has more kernels than an attention layer's. llama-fit-params -v ("graph:
+# A recurrent layer with a scan state (Gated DeltaNet, Mamba) pays the fixed per-layer cost this
+# many times: its graph has more kernels than an attention layer's (a short-conv layer, LFM2's,
+# counts once: a convolution between two projections). llama-fit-params -v ("graph:
 # nodes") counts Qwen3.6-27B at 3,751 nodes for 64 layers, 48 of them Gated DeltaNet: about 66
 # a recurrent layer against about 36 an attention layer; Qwen3.6-35B-A3B 3,787 for 40 layers (30
 # recurrent) against Qwen3-30B-A3B's 3,030 for 48 attention layers (about 1.5x). The value 2 was
 # chosen by leave-one-device-out cross-validation among 1.5, 1.8, 2, 2.5 and 3 (mean
-# |ln(predicted / measured)| 0.213, 0.210, 0.206, 0.206, 0.210; 1: 0.214): the node counts give
-# the direction, the cross-validation the value (docs/timing-model.md).
+# |ln(predicted / measured)| 0.213, 0.210, 0.206, 0.206, 0.210; 1: 0.214; short-conv layers then
+# counted too): the node counts give the direction, the cross-validation the value
+# (docs/timing-model.md).
 RECURRENT_LAYER_OVERHEAD = 2.0
 CUDA_MMQ_MAX_TILE = 128  # mmq.cuh mul_mat_q_switch_J: tile widths J = 8, 16, ..., 128
 METAL_MM_ID_TILE = 32  # ggml-metal-ops.cpp ggml_metal_op_mul_mat_id: 32-token tiles
@@ -322,11 +324,11 @@ class PassWork(BaseModel):
     expert_row_flops: float  # the routed-expert share of row_flops
     cpu_row_flops: float  # the same sum with mat-vec products counted too (a CPU pays them)
     n_layers: int
-    recurrent_layers: int = 0  # of n_layers, recurrent (Gated DeltaNet, Mamba, short conv)
+    recurrent_layers: int = 0  # of n_layers, recurrent with a scan state (Gated DeltaNet, Mamba)
 
     @property
     def overhead_layers(self) -> float:
-        """Layers the fixed per-layer cost counts: a recurrent layer counts
+        """Layers the fixed per-layer cost counts: a recurrent layer with a scan state counts
         RECURRENT_LAYER_OVERHEAD of them."""
         return self.n_layers + (RECURRENT_LAYER_OVERHEAD - 1.0) * self.recurrent_layers
 
@@ -396,7 +398,9 @@ def pass_work(
         cpu_row_flops=cpu_row_flops,
         n_layers=len(model.decoding_layers),
         recurrent_layers=sum(
-            1 for x in model.decoding_layers if x.attention is Attention.RECURRENT
+            1
+            for x in model.decoding_layers
+            if x.attention is Attention.RECURRENT and x.state_ssm > 0
         ),
     )
 

@@ -288,7 +288,7 @@ def _time_steps(
     steps.append(
         Step(
             "overhead",
-            "L x overhead per layer (L: layers, a recurrent one counted twice)",
+            "L x overhead per layer (L: layers, a Gated DeltaNet or Mamba one counted twice)",
             f"{layers} x {_s(fit.overhead_per_layer_s)}",
             _s(overhead_s),
         )
