@@ -89,7 +89,7 @@ def test_up_and_gate_of_the_boundary_block_stay_on_the_card_when_exactly_they_fi
     free = _gpu_used(qwen3moe, rtx4090, gate) + FIT_MARGIN_BYTES + MIB
     p = _fit_with_free(qwen3moe, rtx4090, free)
     b = _moe(qwen3moe)[FULL]
-    assert (p.boundary, p.boundary_part) == (b, "gate")
+    assert [(x.block, x.part, x.to) for x in p.partial] == [(b, "gate", HOST)]
     assert p.experts_host == frozenset(_moe(qwen3moe)[FULL + 1 :])
     assert f'-ot "blk\\.{b}\\.ffn_down.*=CPU"' in p.flags
     on_gpu = {t.name for t in qwen3moe.tensors if t.layer == b and p.tensor_device(t) == 0}
@@ -102,15 +102,17 @@ def test_up_alone_when_gate_would_eat_into_the_margin(qwen3moe, rtx4090):
     gate = _gpu_used(qwen3moe, rtx4090, _placed(qwen3moe, "gate"))
     # free exactly the margin after up + gate: fit.cpp asks for strictly more, so UP it is
     p = _fit_with_free(qwen3moe, rtx4090, gate + FIT_MARGIN_BYTES)
-    assert p.boundary_part == "up"
-    assert f'-ot "blk\\.{p.boundary}\\.ffn_(gate|gate_up|down).*=CPU"' in p.flags
+    (split,) = p.partial
+    assert split.part == "up"
+    assert f'-ot "blk\\.{split.block}\\.ffn_(gate|gate_up|down).*=CPU"' in p.flags
 
 
 def test_attention_only_when_up_does_not_fit(qwen3moe, rtx4090):
     moe_layer = _gpu_used(qwen3moe, rtx4090, _placed(qwen3moe, None))
     p = _fit_with_free(qwen3moe, rtx4090, moe_layer + FIT_MARGIN_BYTES + MIB)
-    assert p.boundary_part == "attn"  # the router moves too: less than the MOE layer holds
-    b = p.boundary
+    (split,) = p.partial
+    assert split.part == "attn"  # the router moves too: less than the MOE layer holds
+    b = split.block
     router = f"blk.{b}.ffn_gate_inp.weight"
     assert any(t.name == router and p.tensor_device(t) == HOST for t in qwen3moe.tensors)
     assert f'-ot "blk\\.{b}\\.ffn_(gate|up|gate_up|down).*=CPU"' in p.flags
@@ -134,7 +136,7 @@ def test_memory_per_device_is_the_sum_of_the_tensors_placed_there(qwen3moe, rtx4
 
 def test_the_boundary_blocks_gpu_experts_are_timed_on_the_gpu(qwen3moe, rtx4090):
     p = _placed(qwen3moe, "gate")
-    b = p.boundary
+    b = p.partial[0].block
     by_dev = {part.device: {t.name for t in part.tensors} for part in _parts(qwen3moe, p, False)}
     assert f"blk.{b}.ffn_up_exps.weight" in by_dev[0]
     assert f"blk.{b}.ffn_down_exps.weight" in by_dev[HOST]
@@ -146,10 +148,11 @@ def test_fit_on_a_4090_keeps_part_of_one_more_layer_and_decodes_faster(qwen3moe)
     sysm = resolve_system(SystemSpec(machine="rtx-4090", system_gb=4.3935))
     setup = plan(qwen3moe, sysm, Offload(auto=True), ctx=None)
     p = setup.placement
-    assert p.boundary is not None and p.boundary_part in ("up", "gate", "attn")
-    assert min(p.experts_host) == p.boundary + 1
+    (split,) = p.partial
+    assert split.part in ("up", "gate", "attn") and split.to == HOST
+    assert min(p.experts_host) == split.block + 1
     whole = place(
-        qwen3moe, Offload(), [1.0], ctx=p.ctx, experts_host=frozenset(_moe(qwen3moe)[p.boundary :])
+        qwen3moe, Offload(), [1.0], ctx=p.ctx, experts_host=frozenset(_moe(qwen3moe)[split.block :])
     )
     rows = device_memory(qwen3moe, sysm, p, system_bytes=system_bytes(sysm))
     assert rows[0].free_bytes > FIT_MARGIN_BYTES

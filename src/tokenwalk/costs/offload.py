@@ -200,15 +200,6 @@ class Placement:
     def _partial_of(self) -> dict[int, Partial]:
         return {p.block: p for p in self.partial}
 
-    @property
-    def boundary(self) -> int | None:
-        """The first block split by part (one card: the only one), None without one."""
-        return self.partial[0].block if self.partial else None
-
-    @property
-    def boundary_part(self) -> str:
-        return self.partial[0].part if self.partial else ""
-
     @cached_property
     def all_on_gpu(self) -> bool:
         return (
