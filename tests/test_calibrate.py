@@ -419,3 +419,29 @@ def test_the_tiles_variant_adds_expert_tile_time_to_moe_prefill_only(dense_and_m
         has = tiled.tile[tiled.row == i] > 0
         padded = o.meta["moe"] and o.phase == "prefill" and o.meta["backend"] == "cuda"
         assert has.all() if padded else not has.any(), o.label
+
+
+def test_the_shipped_fit_is_what_the_data_gives(refit):
+    """data/timing.yaml is `tokenwalk calibrate --write-defaults` on data/benchmarks.yaml: a
+    change to the data, the catalogue or the model's passes must come with its refit."""
+    import yaml
+
+    from tokenwalk.calibrate import timing_yaml
+    from tokenwalk.catalog import data_path
+
+    fit, _ = refit
+    fresh = yaml.safe_load(timing_yaml(fit))
+    shipped = yaml.safe_load(data_path("timing.yaml").read_text(encoding="utf-8"))
+    assert fresh["used"] == shipped["used"] and fresh["excluded"] == shipped["excluded"]
+    assert fresh["prior_width"] == shipped["prior_width"]
+
+    def close(a, b, where):
+        if isinstance(a, dict):
+            assert a.keys() == b.keys(), where
+            for k in a:
+                close(a[k], b[k], f"{where}.{k}")
+        else:
+            assert a == pytest.approx(b, rel=2e-3, abs=1e-9), where
+
+    for key in ("global", "factors", "groups", "machines"):
+        close(fresh[key], shipped[key], key)
