@@ -129,8 +129,9 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 def _pass(
     model: Model, n: int, ctx: int, backend: str, **kw: Any
-) -> tuple[tuple[float, float, float, int], float]:
-    """(B, F, R, L) of a pass on a backend, and its F_pad (`expert_tile_flops`)."""
+) -> tuple[tuple[float, float, float, float], float]:
+    """(B, F, R, L) of a pass on a backend (L: the layers its fixed per-layer cost counts,
+    `PassWork.overhead_layers`), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
     terms = (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.overhead_layers)
     return terms, expert_tile_flops(model, n * w.streams, backend)
