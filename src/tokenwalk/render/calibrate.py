@@ -23,6 +23,12 @@ def _err(s: ErrorStats) -> str:
 _COLUMNS = ("eff_bw", "eff_compute", "overhead per layer", "rows_half", "rows")
 
 
+def _short_peak(group: str) -> str:
+    """'gpu/cuda matrix' -> 'gpu/cuda m', as the machines table marks a rate (m, v)."""
+    kb, _, peak = group.partition(" ")
+    return f"{kb} {peak[0]}" if peak else kb
+
+
 def _params(name: str, p: dict) -> dict[str, str]:
     rows = p.get("n_rows")
     return {
@@ -42,7 +48,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
         title_justify="left",
     )
     rows = [_params("global", fit.global_fit)]
-    rows += [_params(g, p) for g, p in fit.group_fits.items()]
+    rows += [_params(_short_peak(g), p) for g, p in fit.group_fits.items()]
     # kind/backend and parameter names, as the machine file spells them, are never cut: a
     # narrow terminal leaves the run counts out, and says so
     widths = {
@@ -72,7 +78,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
         Group(
             t,
             *([left_out_note(dropped, console.width)] if dropped else []),
-            "[dim]Each kind/backend row (and the peak its compute rate is: matrix or vector "
+            "[dim]Each kind/backend row (m, v: the peak its compute rate is, matrix or vector "
             "units) composes the global fit with the factors of its vendor, peak, backend, kind "
             "and kind/backend groups.[/dim]",
             "",
