@@ -72,7 +72,17 @@ def test_what_the_compute_rate_is_the_peak_of_is_a_group():
     # a named machine: its catalogue fp16_kind, unless --tflops-kind says otherwise
     assert resolve_machine("rtx-4090").peak == "matrix"
     assert resolve_machine("mi60").peak == "vector"
-    assert resolve_machine("mi60", tflops_kind="matrix").peak == "matrix"
+    # another peak than the catalogue's is another machine for the fit: its own fit gives way
+    matrix_mi60 = resolve_machine("mi60", tflops_kind="matrix")
+    assert matrix_mi60.peak == "matrix" and "peak matrix" in matrix_mi60.fit.source
+    assert resolve_machine("mi60", tflops_kind="vector").fit == resolve_machine("mi60").fit
+    with pytest.raises(InputError, match="cpu backend"):
+        resolve_machine(None, bandwidth=50, tflops=1, backend="cpu", tflops_kind="matrix")
+    # the machines list shows what the commands use
+    from tokenwalk.cli.machines_cmd import machine_rows
+
+    row = next(r for r in machine_rows("radeon-880m") if r.slug == "radeon-880m")
+    assert row.eff_compute == resolve_machine("radeon-880m").fit.eff_compute
     assert fit_keys("amd", "datacenter", "rocm", peak="vector")["peak"] == "vector"
 
 

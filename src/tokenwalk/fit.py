@@ -1,7 +1,8 @@
 """Fitting the timing model's efficiencies to measured speeds.
 
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
-row FLOPs R = sum F_i / rows_i, and layers L of each, from `tokenwalk.costs.timing.pass_work`).
+row FLOPs R = sum F_i / rows_i, and the layers L its fixed cost counts, of each, from
+`tokenwalk.costs.timing.pass_work`: `PassWork.overhead_layers`).
 For parameters x = (ln eff_bw, ln eff_compute, ln overhead_per_layer_s, ln rows_half) the
 prediction is
 
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokenwalk.machine import FIT_LEVELS
+
 __all__ = [
     "PARAMS",
     "LEVELS",
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
-LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend", "machine")
+LEVELS = (*FIT_LEVELS, "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
 # rows_half); 0: no offset at that level. Chosen by leave-one-device-out cross-validation

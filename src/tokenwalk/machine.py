@@ -42,6 +42,8 @@ __all__ = [
     "machine_vendor",
     "fit_keys",
     "peak_of",
+    "entry_efficiency",
+    "GPU_PEAKS",
     "PEAK_KINDS",
     "user_machine_files",
     "user_machines_path",
@@ -80,7 +82,8 @@ FIT_LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend")
 # What a spec-sheet compute rate is the peak of: a GPU's matrix units (tensor cores, XMX, WMMA,
 # Apple's Neural Accelerators) or its vector ALUs (`fp16_kind` in the catalogue); a cpu
 # backend computes at its cores' SIMD rate.
-PEAK_KINDS = ("matrix", "vector", "simd")
+GPU_PEAKS = ("matrix", "vector")
+PEAK_KINDS = (*GPU_PEAKS, "simd")
 
 
 GIB = 1 << 30
@@ -271,9 +274,12 @@ def machine_vendor(name: str, backend: str, vendor: str | None = None) -> str:
 
 
 def peak_of(backend: str, fp16_kind: str | None) -> str | None:
-    """What a machine's compute rate on `backend` is the peak of: `simd` on a cpu backend, else
-    the catalogue's `fp16_kind` (matrix or vector; None when not known)."""
-    return "simd" if backend.lower() == "cpu" else fp16_kind
+    """What a machine's compute rate on `backend` is the peak of (one of PEAK_KINDS): `simd`
+    on a cpu backend, else the catalogue's `fp16_kind` (matrix or vector; None when not
+    known)."""
+    if backend.lower() == "cpu":
+        return "simd"
+    return fp16_kind.lower() if fp16_kind else None
 
 
 def fit_keys(
@@ -315,7 +321,7 @@ def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None)
 
 
 def default_efficiency(
-    slug: str | None, kind: str, backend: str, vendor: str, peak: str | None = None
+    slug: str | None, kind: str, backend: str, vendor: str, *, peak: str | None
 ) -> Efficiency:
     """Shipped efficiencies for a machine: its own fit, else composed from its groups."""
     d = timing_defaults()
@@ -382,6 +388,35 @@ def entry_fit(entry: Any) -> Efficiency | None:
     return _efficiency(fit, f"machine {entry.slug} (machine file)")
 
 
+def entry_efficiency(
+    entry: Any,
+    *,
+    backend: str | None = None,
+    kind: str | None = None,
+    tflops_kind: str | None = None,
+) -> tuple[Efficiency, str | None]:
+    """A catalogue or user machine's efficiencies, and the peak its compute rate is: its own
+    fit (machine file, else data/timing.yaml), unless another backend or another peak than its
+    `fp16_kind` is asked for, which composes them from its groups (of `kind`, default the
+    entry's) instead."""
+    b = (backend or entry.backend).lower()
+    peak = peak_of(b, tflops_kind or entry.fp16_kind)
+    changed = backend is not None or peak != peak_of(b, entry.fp16_kind)
+    own = entry_fit(entry)
+    if own is not None and not changed:
+        return own, peak
+    vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
+    slug = None if changed else entry.slug
+    return default_efficiency(slug, (kind or entry.kind).lower(), b, vendor, peak=peak), peak
+
+
+def _check_peak(tflops_kind: str | None, backend: str) -> None:
+    if tflops_kind is not None and backend.lower() == "cpu":
+        raise InputError(
+            "--tflops-kind is for a GPU's rate; a cpu backend computes at its cores' SIMD rate"
+        )
+
+
 def _default_backend(kind: str) -> str:
     return {"apple": "metal", "cpu": "cpu", "sbc": "cpu"}.get(kind, "vulkan")
 
@@ -418,7 +453,7 @@ def resolve_machine(
     Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
     """
     _check_numbers(bandwidth, tflops, memory, gpu_limit)
-    if tflops_kind is not None and tflops_kind.lower() not in ("matrix", "vector"):
+    if tflops_kind is not None and tflops_kind.lower() not in GPU_PEAKS:
         raise InputError(f"--tflops-kind must be matrix or vector, not '{tflops_kind}'")
     limit_bytes = gpu_limit * GIB if gpu_limit is not None else None
     if name:
@@ -429,12 +464,8 @@ def resolve_machine(
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
         vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
-        peak = peak_of(b, (tflops_kind or entry.fp16_kind or "").lower() or None)
-        own = entry_fit(entry)
-        if own is not None and backend is None:
-            fit = own
-        else:
-            fit = default_efficiency(entry.slug if backend is None else None, k, b, vendor, peak)
+        _check_peak(tflops_kind, b)
+        fit, peak = entry_efficiency(entry, backend=backend, kind=kind, tflops_kind=tflops_kind)
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
@@ -472,7 +503,8 @@ def resolve_machine(
     k = (kind or "gpu").lower()
     b = (backend or _default_backend(k)).lower()
     vendor = machine_vendor("", b)
-    peak = peak_of(b, tflops_kind.lower() if tflops_kind else None)
+    _check_peak(tflops_kind, b)
+    peak = peak_of(b, tflops_kind)
     rates = f"{bandwidth:g} GB/s" + (f", {tflops:g} TFLOPS" if tflops is not None else "")
     return _gpu_limit(
         Machine(
@@ -486,6 +518,6 @@ def resolve_machine(
             tflops=tflops,
             peak=peak,
             gpu_limit_bytes=limit_bytes,
-            fit=default_efficiency(None, k, b, vendor, peak),
+            fit=default_efficiency(None, k, b, vendor, peak=peak),
         )
     )

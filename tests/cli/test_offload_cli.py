@@ -212,3 +212,16 @@ def test_a_conversation_on_a_split_model_is_traced_call_by_call(capsys):
     assert len(split["calls"]) == len(whole["calls"]) == 3
     assert split["busy_s"] > whole["busy_s"]  # 19 of 29 layers on the CPU
     assert split["energy"]["host_w"] > whole["energy"]["host_w"]  # the host computes too
+
+
+def test_two_cards_that_hold_everything_leave_the_host_idle(capsys):
+    """The host's full power counts only when it computes: not for a model whole on the cards,
+    one card or two."""
+    code, out, _ = run(capsys, "decode", "qwen3-0.6b", "-m", "2xrtx-3090", "--json")
+    assert code == 0
+    e = json.loads(out)["energy"]
+    assert e["host_w"] == pytest.approx(0.25 * 170) and "computes" not in e["power_from"]
+    code, out, _ = run(
+        capsys, "decode", "qwen3-0.6b", "-m", "rtx-3090", "--gpu-layers", "10", "--json"
+    )
+    assert json.loads(out)["energy"]["host_w"] == pytest.approx(170)

@@ -236,3 +236,6 @@ def test_cards_are_named_as_llama_cpp_names_them():
         "CUDA0",
         "ROCm0",
     )
+    # an rpc: card is listed first (llama.cpp's order) and is no CUDA device of this box
+    remote = resolve_system(SystemSpec(machine="rtx-4090+rpc:rtx-3090", rpc_link_gbs=1.25))
+    assert buft_names(remote) == ("RPC0", "CUDA0")

@@ -219,3 +219,18 @@ def test_a_lone_remote_card_still_pays_the_network(qwen36):
     r = split_decode_report(setup, ctx=4096)
     assert r.split.rpc is not None and r.split.rpc.splits == 1
     assert r.split.rpc.output_bytes == qwen36.spec.n_vocab * 4
+
+
+def test_the_upload_is_what_budget_puts_on_the_remote_card():
+    """A partial block (--fit on a remote card) uploads its parts where they are: the load's
+    upload equals the weights `budget` shows on the rpc: card."""
+    from tokenwalk.costs.offload import device_memory
+    from tokenwalk.costs.split import system_bytes
+
+    model = load_model("qwen3-30b-a3b", "Q8_0").model
+    sysm = resolve_system(SystemSpec(machine="rpc:rtx-4090", rpc_link_gbs=1.25))
+    setup = plan(model, sysm, Offload(auto=True), ctx=4096)
+    assert setup.placement.partial  # the case where layer-level and tensor-level sums part
+    rows = device_memory(model, sysm, setup.placement, system_bytes=system_bytes(sysm))
+    rpc = split_prefill_report(setup, prompt=512).split.rpc
+    assert rpc.upload_bytes == sum(r.weights_bytes for r in rows if r.remote)

@@ -46,21 +46,14 @@ class MachineList(BaseModel):
 def machine_rows(query: str | None = None, machines_file: str | None = None) -> list[MachineRow]:
     """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
     from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines
-    from tokenwalk.machine import (
-        default_efficiency,
-        entry_fit,
-        machine_vendor,
-        user_machine_files,
-    )
+    from tokenwalk.machine import entry_efficiency, user_machine_files
 
     rows = []
     for e in load_machines(user_machine_files(machines_file)):
         hay = " ".join([e.slug, e.name, e.kind, e.backend, *e.aliases]).lower()
         if query and query.lower() not in hay:
             continue
-        fit = entry_fit(e) or default_efficiency(
-            e.slug, e.kind, e.backend, machine_vendor(e.name, e.backend, getattr(e, "vendor", None))
-        )
+        fit, _ = entry_efficiency(e)
         memory = e.memory_bytes
         rows.append(
             MachineRow(

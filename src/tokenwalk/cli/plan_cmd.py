@@ -281,7 +281,7 @@ def trace(
             f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
-    power = cost.power(sysm, host_computes=setup is not None and not setup.one_card)
+    power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": trace_energy(report, power, cost.price)})
     if setup is None:
         fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
@@ -328,8 +328,7 @@ def _trace_session(
         ubatch=ubatch,
         kv_type=kv_type,
     )
-    split = setup is not None and not setup.one_card
-    power = cost.power(sysm, host_computes=split)
+    power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": session_energy(report, power, cost.price)})
     tokens = max(p + o for p, _, o in calls)
     if setup is None:
@@ -485,7 +484,7 @@ def spec(
         update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
     from tokenwalk.costs.energy import spec_energy
 
-    power = cost.power(sysm, host_computes=not sysm.unified and not setups[id(tgt)].one_card)
+    power = cost.power(sysm, host_computes=not sysm.unified and setups[id(tgt)].host_computes)
     update["energy"] = spec_energy(report, power, cost.price)
     report = report.model_copy(update=update)
     for w in report.warnings:

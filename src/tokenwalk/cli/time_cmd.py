@@ -64,7 +64,7 @@ def decode(
     warnings = context_warnings([mdl], tokens_per_stream(ctx, parallel), "a stream's context")
     # each stream reads its own share of the context; the answer reports the total asked
     report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
-    power = cost.power(sysm, host_computes=setup is not None and not setup.one_card)
+    power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": decode_energy(report, power, cost.price)})
     if setup is None:
         fit = fit_on(
@@ -139,7 +139,7 @@ def prefill(
     report = split_prefill_report(
         setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
-    power = cost.power(sysm, host_computes=not setup.one_card)
+    power = cost.power(sysm, host_computes=setup.host_computes)
     report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
     fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
     answer(report, fit, warnings, json)

@@ -360,7 +360,7 @@ def compare_row(
     trace, setup = system_trace(
         model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
     )
-    host_computes = setup is not None and not setup.one_card
+    host_computes = setup is not None and setup.host_computes
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")

@@ -122,6 +122,8 @@ RPC_GRAPH_RECOMPUTE_BYTES = 4
 # the one measured RPC graph (1,080 nodes, 1,400 tensors, #15405) fits a model of 32 to 36
 # blocks at that rate. The bytes it stands for are small beside the hidden state.
 RPC_NODES_PER_LAYER = 30
+# what the network part of a split pass is, as a report states it
+RPC_HOW = "RPC: inputs, graph and outputs of each remote split, and a round trip"
 
 
 # -- what each layer weighs ----------------------------------------------------------------------
@@ -337,11 +339,13 @@ _BUFT_PREFIX = {"cuda": "CUDA", "rocm": "ROCm", "vulkan": "Vulkan", "sycl": "SYC
 
 
 def buft_names(system: System) -> tuple[str, ...]:
-    """The name llama.cpp gives each card of `system` (CUDA0, CUDA1, Vulkan0, ...)."""
+    """The name llama.cpp gives each card of `system` (CUDA0, CUDA1, Vulkan0, ...), numbered
+    per backend among the cards of this box; a card in another box is an RPC device, which
+    llama.cpp names after its endpoint (RPC[host:port]) and this names RPC0, RPC1, ..."""
     seen: dict[str, int] = {}
     out = []
-    for d in system.devices:
-        prefix = _BUFT_PREFIX.get(d.backend, d.backend.upper())
+    for i, d in enumerate(system.devices):
+        prefix = "RPC" if system.is_remote(i) else _BUFT_PREFIX.get(d.backend, d.backend.upper())
         out.append(f"{prefix}{seen.get(prefix, 0)}")
         seen[prefix] = seen.get(prefix, 0) + 1
     return tuple(out)
@@ -606,13 +610,15 @@ def fit_auto(
 ) -> Placement:
     """llama.cpp's `--fit`: keep `margin` free on every GPU (the host's RAM is not checked).
 
-    1. everything on the GPUs if it fits; 2. if all cards together lack room, an unset
-    context shrinks, down to FIT_MIN_CTX (one card: done);
-    3. a MoE moves the experts of the LAST layers to RAM (first measured with every expert in
-    RAM; layers become full GPU layers front to back); a dense model, or a MoE whose dense part
-    alone does not fit, keeps the most whole layers, filling the GPUs back to front.
-    4. the first block of a card whose experts went to RAM may keep part of its FFN there, the
-    rest going to the next card or RAM (`_MoeFit`)."""
+    1. everything on the GPUs if it fits;
+    2. if all cards together lack room, an unset context shrinks, by linear interpolation
+       between FIT_MIN_CTX and the trained context (several cards keep a safety of (cards + 1)
+       x the weights of a layer / 2, a MoE's / 6); one card is then done;
+    3. a dense model keeps the most whole layers, filling the GPUs back to front
+       (`_fill_back_to_front`);
+    4. a MoE fills them back to front with its layers' experts in RAM, then, if that leaves a
+       surplus, front to back with whole layers, each card trying part of one more layer
+       whose rest goes to the next card or RAM (`_MoeFit`)."""
     nd = len(system.devices)
     shares = [
         float(max(0, (d.memory_bytes or 0) - s))
@@ -667,8 +673,8 @@ def fit_auto(
                 return _with_flag(place(model, offload, shares, ctx=c), f"-c {c}")
     ctx_flag = f"-c {c}" if ctx is None else ""
     if not moe:
-        return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd, None), ctx_flag)
-    fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system))
+        return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd), ctx_flag)
+    fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system), moe)
     return _with_flag(fitter.run(), ctx_flag)
 
 
@@ -713,12 +719,13 @@ class _MoeFit:
         free,  # noqa: ANN001
         margin: int,
         names: tuple[str, ...],
+        moe: list[int],
     ) -> None:
         self.model, self.offload, self.shares, self.ctx = model, offload, shares, ctx
         self.free, self.margin, self.names = free, margin, names
         self.nd = len(shares)
         self.n_all = model.spec.n_layer_all
-        self.moe = {x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp}
+        self.moe = set(moe)  # the MoE blocks, MTP blocks left out
 
     def placement(self, st: list[_Ngl]) -> Placement:
         """fit.cpp `set_ngl_tensor_split_tbo`: -ngl, -ts and the -ot patterns of `st`."""
@@ -864,10 +871,9 @@ def _fill_back_to_front(
     ctx: int,
     ok,  # noqa: ANN001
     nd: int,
-    experts_host: frozenset[int] | None,
 ) -> Placement:
-    """Whole layers from the last device backwards: each device takes as many of the highest
-    remaining layers (the output head first) as fit."""
+    """A dense model's whole layers from the last device backwards: each device takes as many
+    of the highest remaining layers (the output head first) as fit (fit.cpp step 3)."""
     n_all = model.spec.n_layer_all
     counts = [0] * nd
     taken = 0
@@ -879,7 +885,6 @@ def _fill_back_to_front(
                 offload,
                 shares,
                 ctx=ctx,
-                experts_host=experts_host,
                 ngl=taken + 1,
                 counts=counts,
             )
@@ -887,9 +892,7 @@ def _fill_back_to_front(
                 counts[d] -= 1
                 break
             taken += 1
-    return place(
-        model, offload, shares, ctx=ctx, experts_host=experts_host, ngl=taken, counts=counts
-    )
+    return place(model, offload, shares, ctx=ctx, ngl=taken, counts=counts)
 
 
 def _with_flag(p: Placement, extra: str) -> Placement:
@@ -1138,7 +1141,7 @@ def system_pass(
                 flops=0.0,
                 time_s=rpc.time_s,
                 bound="link",
-                how=_rpc_how(rpc.splits),
+                how=RPC_HOW,
             )
         )
     total = sum(p.time_s for p in parts)
@@ -1189,10 +1192,6 @@ def _lookup_bytes(model: Model, tokens: int) -> float:
 
 
 # -- RPC -----------------------------------------------------------------------------------------
-
-
-def _rpc_how(splits: int) -> str:
-    return "RPC: inputs, graph and outputs of each remote split, and a round trip"
 
 
 def rpc_graph_bytes(n_nodes: int, n_tensors: int) -> int:
@@ -1302,16 +1301,17 @@ def rpc_terms(
             nodes = RPC_NODES_PER_LAYER * len(run.layers) + (3 if run.head else 0)
             graph += rpc_graph_bytes(nodes, nodes + weights + (1 if run.head else 0))
         outputs += logits if run.head else hidden
-    w = _weights(model, load_mtp)
-    upload = 0
-    for layer in model.layers:
-        il = layer.index
-        if system.is_remote(placement.layer_device[il]):
-            upload += w.dense[il]
-        if system.is_remote(placement.expert_device(il)):
-            upload += w.experts[il]
+    # the weights on the remote cards, tensor by tensor as `device_memory` places them (a
+    # partial block's parts where they are)
+    upload = sum(
+        t.n_bytes
+        for t in model.tensors
+        if t.layer is not None
+        and (t.role is not Role.MTP or load_mtp)
+        and system.is_remote(placement.tensor_device(t))
+    )
     if system.is_remote(placement.output_device):
-        upload += w.output
+        upload += _weights(model, load_mtp).output
     transfer = (inputs + graph + outputs) / link
     wait = len(runs) * system.rpc_latency_s
     return RpcLink(

@@ -90,6 +90,12 @@ class Setup:
         )
 
     @property
+    def host_computes(self) -> bool:
+        """Some of the model's work runs on the host (layers, experts or part of a block in
+        RAM): its power counts in full (`costs.energy.system_power`)."""
+        return not self.placement.all_on_gpu
+
+    @property
     def tensor_split(self) -> bool:
         return self.offload.split_mode == "tensor" and len(self.system.devices) > 1
 

@@ -13,10 +13,13 @@ S: the recurrent state, read and written) and does
 (P_body: active weights below the output head; the head only runs for the tokens that need
 logits; A: attention scores and the weighted sum of values). Its time is
 
-    t = max(B / (BW x eff_bw), F / (FLOPS x eff_compute)) + L x overhead_s            [s]
+    t = max(B / (BW x eff_bw), (F + rows_half x R) / (FLOPS x eff_compute))
+        + L x overhead_per_layer_s                                                    [s]
 
-with BW, FLOPS the spec-sheet rates, L the decoding layers and (eff_bw, eff_compute,
-overhead_s) the machine's fitted efficiencies. A pass of at most 8 tokens runs its weight
+with BW, FLOPS the spec-sheet rates, R = sum over products of F_i / rows_i, L the decoding
+layers with a scan layer counted RECURRENT_LAYER_OVERHEAD times (`PassWork.overhead_layers`),
+and (eff_bw, eff_compute, rows_half, overhead_per_layer_s) the machine's fitted efficiencies
+(`pass_seconds`). A pass of at most 8 tokens runs its weight
 products on llama.cpp's mat-vec kernels, which stream each weight once: its F counts only A.
 Decode is n = 1 per stream; prefill is chunks of `ubatch` tokens with the context growing chunk
 by chunk; speculative verification is n = draft length + 1. Everything here is pure: no I/O.
@@ -397,11 +400,7 @@ def pass_work(
         expert_row_flops=expert_row_flops,
         cpu_row_flops=cpu_row_flops,
         n_layers=len(model.decoding_layers),
-        recurrent_layers=sum(
-            1
-            for x in model.decoding_layers
-            if x.attention is Attention.RECURRENT and x.state_ssm > 0
-        ),
+        recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
     )
 
 
@@ -425,7 +424,7 @@ def pass_seconds(
     bytes_: float,
     flops: float,
     row_flops: float,
-    n_layers: float,
+    overhead_layers: float,
     bandwidth_gbs: float,
     tflops: float | None,
     fit: Efficiency,
@@ -440,19 +439,22 @@ def pass_seconds(
         expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute), the routed experts' share
         overhead_s = L x overhead_per_layer_s
 
-    A matrix product of n rows runs at eff_compute x n / (n + rows_half) of the compute rate,
-    so it takes F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
+    L = `overhead_layers`, the decoding layers with a scan layer (Gated DeltaNet, Mamba) counted
+    RECURRENT_LAYER_OVERHEAD times (`PassWork.overhead_layers`). A matrix product of n rows
+    runs at eff_compute x n / (n + rows_half) of the compute rate, so it takes
+    F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
     F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). A routed expert sees only
     n k / E_woken rows, so its products run far below the peak (F_x, R_x: the experts' share).
     Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate (None) leaves
     the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
     if not tflops:
-        return memory_s, 0.0, 0.0, n_layers * fit.overhead_per_layer_s
+        return memory_s, 0.0, 0.0, overhead_layers * fit.overhead_per_layer_s
     rate = tflops * 1e12 * fit.eff_compute
     h = fit.rows_half
     expert_s = (expert_flops + h * expert_row_flops) / rate
-    return memory_s, (flops + h * row_flops) / rate, expert_s, n_layers * fit.overhead_per_layer_s
+    overhead_s = overhead_layers * fit.overhead_per_layer_s
+    return memory_s, (flops + h * row_flops) / rate, expert_s, overhead_s
 
 
 def matrix_flops(work: PassWork, backend: str = "") -> float:
@@ -510,7 +512,7 @@ def pass_time(
     streams: int = 1,
     n_logits: float | None = None,
 ) -> PassCost:
-    """Time of one pass: max(B / (BW x eff_bw), F / (FLOPS x eff_compute)) + L x overhead.
+    """Time of one pass (`pass_seconds`: the formula, with L = `PassWork.overhead_layers`).
 
     The building block of decode (n = 1), prefill (n = ubatch), speculative verification
     (n = draft + 1), `budget` and `trace`.

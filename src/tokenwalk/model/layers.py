@@ -56,6 +56,12 @@ class Layer:
         return self.k_width > 0 and not self.shares_kv and not self.mtp
 
     @property
+    def has_scan_state(self) -> bool:
+        """A recurrent layer with an SSM / delta-rule state (Gated DeltaNet, Mamba), not only a
+        convolution's (LFM2's short conv)."""
+        return self.attention is Attention.RECURRENT and self.state_ssm > 0
+
+    @property
     def state_elems(self) -> int:
         return self.state_conv + self.state_ssm
 

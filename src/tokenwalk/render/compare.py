@@ -15,7 +15,7 @@ from rich.text import Text
 from tokenwalk.costs.compare import CompareReport, CompareRow, ModelsFitReport
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.render.energy import money, wh
-from tokenwalk.render.fmt import count, human_bytes, params, seconds
+from tokenwalk.render.fmt import count, human_bytes, params, rate, seconds
 from tokenwalk.render.layout import drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text, visible
 
@@ -73,7 +73,8 @@ def _left_out(console: Console, dropped: list[str]) -> None:
 
 
 def _tok_s(x: float) -> str:
-    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}"
+    """A rate in a tok/s column: `fmt.rate` without its unit."""
+    return rate(x).removesuffix(" tok/s")
 
 
 def _fits(verdict: str | None) -> Text:
@@ -85,7 +86,7 @@ def _free(free: int | None) -> Text:
     if free is None:
         return Text("?", style="dim")
     if free < 0:
-        return Text(f"-{human_bytes(-free)}", style="red")
+        return Text(human_bytes(free), style="red")
     return Text(human_bytes(free))
 
 

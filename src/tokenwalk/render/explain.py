@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from tokenwalk.render.fmt import count, human_bytes, params, pct, rate, seconds
+from tokenwalk.render.fmt import human_bytes, params, pct, rate, seconds
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -117,10 +117,6 @@ def _flop(x: float) -> str:
             v = x / scale
             return _q(f"{v:,.2f} {unit}" if v < 10 else f"{v:,.1f} {unit}")
     return _q(f"{x:,.0f} FLOP")
-
-
-def _n(x: float) -> str:
-    return count(x)
 
 
 def _sum(terms: Sequence[str], limit: int = 4) -> str:
@@ -237,10 +233,11 @@ def _efficiency(fit: Efficiency) -> Step:
     )
 
 
-def _layers(overhead_s: float, fit: Efficiency) -> int:
-    """L of the overhead term: overhead_s = L x overhead per layer."""
+def _layers(overhead_s: float, fit: Efficiency) -> str:
+    """L of the overhead term, overhead_s = L x overhead per layer (`PassWork.overhead_layers`,
+    a float when a scan layer counts a fraction more)."""
     per = fit.overhead_per_layer_s
-    return round(overhead_s / per) if per else 0
+    return f"{overhead_s / per:,.4g}" if per else "0"
 
 
 def _time_steps(
@@ -284,11 +281,14 @@ def _time_steps(
         steps.append(
             Step("compute", "(F + rows_half x R) / (FLOPS x eff_compute)", "", _s(compute_s))
         )
+    from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD
+
     layers = _layers(overhead_s, fit)
     steps.append(
         Step(
             "overhead",
-            "L x overhead per layer (L: layers, a Gated DeltaNet or Mamba one counted twice)",
+            "L x overhead per layer (L: layers, a Gated DeltaNet or Mamba one counted "
+            f"{RECURRENT_LAYER_OVERHEAD:g} times)",
             f"{layers} x {_s(fit.overhead_per_layer_s)}",
             _s(overhead_s),
         )

@@ -18,7 +18,6 @@ __all__ = [
     "drop_columns",
     "left_out_note",
     "table_width",
-    "NARROW",
     "NOTE_MIN",
     "NOTE_NARROWEST",
     "marker",
@@ -27,7 +26,6 @@ __all__ = [
     "FitTable",
 ]
 
-NARROW = 100  # below this many columns a view puts long notes under its tables
 NOTE_MIN = 36  # a notes column at least this wide is never squeezed
 NOTE_NARROWEST = 24  # a narrower one always is: its notes go under their facts
 
