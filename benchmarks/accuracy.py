@@ -5,7 +5,7 @@ For every row of data/benchmarks.yaml that the fit uses, predicts tok/s four way
 
 - CV: leave-one-device-out cross-validation of the model. The whole fit (global and every
   group) is redone without the device's rows, then the device is predicted from the groups it
-  belongs to (vendor, backend, kind, kind/backend; its own machine fit cannot be used: it has
+  belongs to (vendor, peak, backend, kind, kind/backend; its own machine fit cannot be used: it has
   no rows left). This is the number to trust for a machine tokenwalk has never seen.
 - tiles: the same cross-validation with one more term, the routed experts' empty tile columns
   F_pad of llama.cpp's `mul_mat_id` (`tokenwalk.costs.timing.expert_tile_flops`), a candidate

@@ -445,3 +445,31 @@ def test_the_shipped_fit_is_what_the_data_gives(refit):
 
     for key in ("global", "factors", "groups", "machines"):
         close(fresh[key], shipped[key], key)
+
+
+@pytest.mark.parametrize(
+    ("slug", "quant", "machine"),
+    [
+        ("qwen3.6-35b-a3b", "Q4_K_M", "radeon-860m"),  # hybrid MoE: scan layers, experts
+        ("llama-3.1-8b", "Q4_K_M", "rtx-4090"),
+        ("gemma-3-270m", "Q8_0", "xeon-kvm-2c-1t"),  # a cpu backend: mat-vec products count
+    ],
+)
+def test_the_fit_prices_a_pass_as_the_commands_do(slug, quant, machine):
+    """`fit.Design` is the vectorised copy of `costs.timing.pass_seconds`: with a machine's
+    parameters it predicts the decode and prefill the commands answer."""
+    from tokenwalk.calibrate import observation
+    from tokenwalk.costs.timing import decode_report, prefill_report
+
+    model = load_model(slug, quant).model
+    m = resolve_machine(machine)
+    x = Params(m.fit.eff_bw, m.fit.eff_compute, m.fit.overhead_per_layer_s, m.fit.rows_half).to_x()
+    common = dict(
+        label="t", machine=m.slug, kind=m.kind, backend=m.backend, vendor=m.vendor,
+        bandwidth_gbs=m.bandwidth_gbs, tflops=m.tflops, tok_s=1.0, peak=m.peak,
+    )  # fmt: skip
+    dec = observation(model, phase="decode", n_tokens=128, **common)
+    pre = observation(model, phase="prefill", n_tokens=2048, **common)
+    got = predict_tok_s(Design([dec, pre]), x)
+    assert got[0] == pytest.approx(decode_report(model, m, ctx=64).tok_s, rel=1e-6)
+    assert got[1] == pytest.approx(prefill_report(model, m, prompt=2048).tok_s, rel=1e-6)

@@ -172,8 +172,8 @@ class Machine(BaseModel):
 
 
 class TimingDefaults(BaseModel):
-    """`data/timing.yaml`: the global fit, one factor per group of each level (vendor, backend,
-    kind, kind/backend), and the fits of benchmarked machines."""
+    """`data/timing.yaml`: the global fit, one factor per group of each level (vendor, peak,
+    backend, kind, kind/backend), and the fits of benchmarked machines."""
 
     fitted: str = ""
     global_fit: Efficiency = _FALLBACK
