@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Measure how fast llama.cpp's CPU matrix kernels run per weight type, on this machine.
+
+llama.cpp multiplies a quantized weight on the CPU with one of three kinds of kernel: tinyBLAS
+(`ggml-cpu/llamafile/sgemm.cpp`: F32, F16, BF16, Q8_0, Q4_0, Q5_0, IQ4_NL on x86), a repacked
+layout (`ggml-cpu/repack.cpp`: Q4_0, Q4_K, IQ4_NL, MXFP4 on AVX2, Q2_K on AVX-512) or ggml's
+own vec_dot loop (every other type). Their speeds differ by several times.
+
+This writes one llama-architecture model with F16 weights of zeros (n_embd 1024, n_ff 2816,
+8 layers, 16 heads, 4 KV heads, a 32,000-token placeholder vocabulary: every dimension a
+multiple of 256, so every type applies to every tensor), quantizes it with `llama-quantize
+--pure` to each type, and runs
+
+    llama-bench -m MODEL -p 512 -n 128 -t 1 -r 3 -o json
+
+on each, writing llama-bench's stdout unchanged to OUT/<TYPE>.json. Kernel speed does not
+depend on the values; the weights are zeros because the file is only there to be timed.
+
+Usage:
+  python scripts/cpu_kernels.py --bin /path/to/llama.cpp/build/bin [--out DIR] [TYPE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from gguf import GGMLQuantizationType, GGUFWriter
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPES = "F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS".split()
+N_EMBD, N_FF, N_LAYER, N_VOCAB, N_HEAD, N_HEAD_KV = 1024, 2816, 8, 32000, 16, 4
+
+
+def write_model(out: Path) -> None:
+    """The F16 model of zeros, written as a header then extended (sparse) to its full size."""
+    f16, f32 = GGMLQuantizationType.F16, GGMLQuantizationType.F32
+    head_dim = N_EMBD // N_HEAD
+    w = GGUFWriter(str(out), "llama")
+    w.add_block_count(N_LAYER)
+    w.add_context_length(4096)
+    w.add_embedding_length(N_EMBD)
+    w.add_feed_forward_length(N_FF)
+    w.add_head_count(N_HEAD)
+    w.add_head_count_kv(N_HEAD_KV)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(1e4)
+    w.add_rope_dimension_count(head_dim)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list([f"t{i}" for i in range(N_VOCAB)])
+    w.add_token_types([1] * N_VOCAB)
+    w.add_token_merges(["t 1"])
+    tensors = [
+        ("token_embd.weight", (N_VOCAB, N_EMBD), f16),
+        ("output_norm.weight", (N_EMBD,), f32),
+        ("output.weight", (N_VOCAB, N_EMBD), f16),
+    ]
+    for i in range(N_LAYER):
+        p = f"blk.{i}."
+        tensors += [
+            (p + "attn_norm.weight", (N_EMBD,), f32),
+            (p + "ffn_norm.weight", (N_EMBD,), f32),
+            (p + "attn_q.weight", (N_EMBD, N_EMBD), f16),
+            (p + "attn_k.weight", (N_HEAD_KV * head_dim, N_EMBD), f16),
+            (p + "attn_v.weight", (N_HEAD_KV * head_dim, N_EMBD), f16),
+            (p + "attn_output.weight", (N_EMBD, N_EMBD), f16),
+            (p + "ffn_gate.weight", (N_FF, N_EMBD), f16),
+            (p + "ffn_up.weight", (N_FF, N_EMBD), f16),
+            (p + "ffn_down.weight", (N_EMBD, N_FF), f16),
+        ]
+    total = 0
+    for name, shape, qtype in tensors:
+        size = 2 if qtype is f16 else 4
+        n_bytes = int(np.prod(shape)) * size
+        raw_shape = (*shape[:-1], shape[-1] * size)
+        w.add_tensor_info(name, raw_shape, np.dtype(np.uint8), n_bytes, raw_dtype=qtype)
+        total += -(-n_bytes // 32) * 32
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+    header = -(-os.path.getsize(out) // 32) * 32
+    os.truncate(out, header + total)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", type=Path, required=True, help="llama.cpp's build/bin folder")
+    ap.add_argument("--out", type=Path, default=ROOT / "tests/data/cpu-kernels")
+    ap.add_argument("types", nargs="*", default=list(TYPES))
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "F16.gguf"
+        write_model(base)
+        for qtype in args.types:
+            model = base
+            if qtype != "F16":
+                model = Path(tmp) / f"{qtype}.gguf"
+                quantize = [str(args.bin / "llama-quantize"), "--pure", str(base), str(model)]
+                subprocess.run([*quantize, qtype], check=True, capture_output=True)
+            bench = [str(args.bin / "llama-bench"), "-m", str(model), "-p", "512", "-n", "128"]
+            bench += ["-t", "1", "-r", "3", "-o", "json"]
+            result = subprocess.run(bench, check=True, capture_output=True, text=True)
+            (args.out / f"{qtype}.json").write_text(result.stdout)
+            print(qtype, "done", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
