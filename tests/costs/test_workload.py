@@ -68,3 +68,33 @@ def test_trained_maximum_is_per_stream(llama3):
     # 16,384 tokens over two streams is 8,192 each: what llama.cpp checks (n_ctx_seq)
     assert kv_report(llama3, 16384, parallel=2).warnings == []
     assert kv_report(llama3, 16384, parallel=1).warnings
+
+
+@pytest.mark.parametrize("slug", ["phi-2", "qwen3-0.6b"])
+def test_every_command_assumes_the_same_context_when_none_is_given(slug, capsys):
+    """kv, budget on one pool and on a split system, and `models --fits` take one default:
+    16,384 tokens, or the shortest trained context once per stream when that is less."""
+    import json
+
+    from tokenwalk.cli import main
+    from tokenwalk.costs.workload import DEFAULT_CTX, default_context
+
+    short = load_model("phi-2", "Q4_K_M").model  # trained on 2,048 tokens
+    long = load_model("qwen3-0.6b", "Q4_K_M").model
+    assert short.spec.n_ctx_train < DEFAULT_CTX < long.spec.n_ctx_train
+    assert default_context([long]) == DEFAULT_CTX
+    assert default_context([short, long]) == short.spec.n_ctx_train
+    assert default_context([short], parallel=4) == 4 * short.spec.n_ctx_train
+    want = default_context([load_model(slug, "Q4_K_M").model])
+
+    def ctx_of(*argv: str) -> dict:
+        code = main([*argv, "--json"])
+        out = capsys.readouterr().out
+        assert code == 0, argv
+        return json.loads(out)
+
+    assert ctx_of("kv", slug)["ctx"] == want
+    assert ctx_of("budget", slug, "-m", "rtx-4090")["ctx"] == want
+    assert ctx_of("budget", slug, "-m", "rtx-4090", "--gpu-layers", "4")["ctx"] == want
+    fits = ctx_of("models", "--fits", "rtx-4090")
+    assert next(r for r in fits["models"] if r["slug"] == slug)["ctx"] == want

@@ -28,7 +28,12 @@ from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import KvSweepRow, cache_by_context, context_points, kv_bytes, state_bytes
 from tokenwalk.costs.offload import DeviceMemory
-from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+from tokenwalk.costs.workload import (
+    check_workload,
+    context_warnings,
+    default_context,
+    tokens_per_stream,
+)
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model, Role
 from tokenwalk.numbers import size
@@ -234,10 +239,9 @@ def budget_report(
             f"--system-gb {system_bytes / 1e9:g} leaves nothing of {size(capacity_bytes)}"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
-    # the shortest trained context bounds every stream of every model loaded together
     shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
-    if ctx is None:
-        ctx = min(16384, shortest * parallel) if shortest else 16384
+    if ctx is None:  # the shortest trained context bounds every stream of every model
+        ctx = default_context(models, parallel)
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
     rows = []

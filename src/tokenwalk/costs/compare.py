@@ -35,7 +35,7 @@ from tokenwalk.costs.budget import (
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
 from tokenwalk.costs.timing import DecodeReport, decode_report
 from tokenwalk.costs.trace import SessionReport, TraceReport, session_report, trace_report
-from tokenwalk.costs.workload import context_warnings, tokens_per_stream
+from tokenwalk.costs.workload import context_warnings, default_context, tokens_per_stream
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System
@@ -498,7 +498,7 @@ def model_fit(
     from tokenwalk.costs.weights import active_params
 
     if ctx is None:  # budget's default, also where --fit would choose (the same for every row)
-        ctx = min(16384, model.spec.n_ctx_train or 16384)
+        ctx = default_context([model])
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type)
     if budget is None:
         raise InputError(f"machine '{system.slug}' has no memory size; give --memory GiB")

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+from tokenwalk.costs.workload import (
+    check_workload,
+    context_warnings,
+    default_context,
+    tokens_per_stream,
+)
 from tokenwalk.errors import UnknownNameError
 from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from tokenwalk.gguf.reader import align_up
@@ -195,7 +200,7 @@ def kv_report(
     kv_element_bytes(kv_type)  # validates
     max_ctx = model.spec.n_ctx_train or 0
     if ctx is None:
-        ctx = min(max_ctx, 16384) if max_ctx else 4096
+        ctx = default_context([model])
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     warnings = context_warnings([model], tokens_per_stream(ctx, parallel), "a stream's context")
 

@@ -50,7 +50,12 @@ from tokenwalk.costs.timing import (
     prefill_chunks,
     prefill_report,
 )
-from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+from tokenwalk.costs.workload import (
+    check_workload,
+    context_warnings,
+    default_context,
+    tokens_per_stream,
+)
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
@@ -315,7 +320,7 @@ def split_budget_report(
             raise InputError(f"machine '{d.slug}' has no memory size; give --memory GiB")
     shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
     if ctx is None and not offload.auto:
-        ctx = min(16384, shortest * parallel) if shortest else 16384
+        ctx = default_context(models, parallel)
     if ctx is not None:
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     devices, setups = _devices_at(models, system, offload, ctx, kv_type, parallel, ubatch)

@@ -21,6 +21,8 @@ __all__ = [
     "MAX_PARALLEL",
     "MAX_UBATCH",
     "MAX_OUTPUT",
+    "DEFAULT_CTX",
+    "default_context",
     "tokens_per_stream",
     "check_workload",
     "context_warnings",
@@ -30,6 +32,15 @@ MAX_TOKENS = 1 << 30  # a billion tokens: beyond any model's context
 MAX_PARALLEL = 256  # llama.cpp's LLAMA_MAX_SEQ (llama-cparams.h): n_seq_max must be <= 256
 MAX_UBATCH = 1 << 20
 MAX_OUTPUT = 1 << 24
+DEFAULT_CTX = 16384  # the context a command assumes when none is given
+
+
+def default_context(models: Iterable[Model], parallel: int = 1) -> int:
+    """The context (all streams together) a command assumes when none is given: DEFAULT_CTX
+    tokens, or less when the models were trained on less (the shortest trained context, once
+    per stream)."""
+    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
+    return min(DEFAULT_CTX, shortest * parallel) if shortest else DEFAULT_CTX
 
 
 def tokens_per_stream(ctx: int, parallel: int = 1) -> int:
