@@ -23,14 +23,13 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 from gguf import GGMLQuantizationType, GGUFWriter
+from sparse_gguf import add_tensor, finish
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPES = "F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS".split()
@@ -73,19 +72,8 @@ def write_model(out: Path) -> None:
             (p + "ffn_up.weight", (N_FF, N_EMBD), f16),
             (p + "ffn_down.weight", (N_EMBD, N_FF), f16),
         ]
-    total = 0
-    for name, shape, qtype in tensors:
-        size = 2 if qtype is f16 else 4
-        n_bytes = int(np.prod(shape)) * size
-        raw_shape = (*shape[:-1], shape[-1] * size)
-        w.add_tensor_info(name, raw_shape, np.dtype(np.uint8), n_bytes, raw_dtype=qtype)
-        total += -(-n_bytes // 32) * 32
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    w.close()
-    header = -(-os.path.getsize(out) // 32) * 32
-    os.truncate(out, header + total)
+    data = sum(add_tensor(w, name, shape, qtype) for name, shape, qtype in tensors)
+    finish(w, out, data)
 
 
 def main() -> int:

@@ -9,12 +9,10 @@ deepseek2, qwen35moe); the tokenizer is n_vocab placeholder tokens and one merge
 table is the one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
 """
 
-import os
 import sys
 
-import numpy as np
-from gguf import GGMLQuantizationType, GGUFWriter
-from gguf.constants import GGML_QUANT_SIZES
+from gguf import GGUFWriter
+from sparse_gguf import add_tensor, finish
 
 from tokenwalk.model.resolve import load_model
 
@@ -71,18 +69,5 @@ w.add_token_merges(["t 1"])
 total_data = 0
 for t in m.tensors:
     info = t.info
-    q = GGMLQuantizationType(info.ggml_type)
-    block, size = GGML_QUANT_SIZES[q]
-    shape = list(info.shape)
-    nbytes = info.n_bytes
-    np_shape = list(reversed(shape))
-    np_shape[-1] = np_shape[-1] // block * size
-    w.add_tensor_info(info.name, tuple(np_shape), np.dtype(np.uint8), nbytes, raw_dtype=q)
-    total_data += -(-nbytes // 32) * 32
-w.write_header_to_file()
-w.write_kv_data_to_file()
-w.write_ti_data_to_file()
-w.close()
-hdr = -(-os.path.getsize(out) // 32) * 32
-os.truncate(out, hdr + total_data)
-print(out, hdr + total_data)
+    total_data += add_tensor(w, info.name, tuple(reversed(info.shape)), info.ggml_type)
+print(out, finish(w, out, total_data))

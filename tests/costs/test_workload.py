@@ -77,12 +77,13 @@ def test_every_command_assumes_the_same_context_when_none_is_given(slug, capsys)
     import json
 
     from tokenwalk.cli import main
-    from tokenwalk.costs.workload import DEFAULT_CTX, default_context
+    from tokenwalk.costs.workload import DEFAULT_CTX, default_context, shortest_trained
 
     short = load_model("phi-2", "Q4_K_M").model  # trained on 2,048 tokens
     long = load_model("qwen3-0.6b", "Q4_K_M").model
     assert short.spec.n_ctx_train < DEFAULT_CTX < long.spec.n_ctx_train
-    assert default_context([long]) == DEFAULT_CTX
+    assert shortest_trained([short, long]) == 2048 and shortest_trained([]) == 0
+    assert default_context([]) == default_context([long]) == DEFAULT_CTX
     assert default_context([short, long]) == short.spec.n_ctx_train
     assert default_context([short], parallel=4) == 4 * short.spec.n_ctx_train
     want = default_context([load_model(slug, "Q4_K_M").model])

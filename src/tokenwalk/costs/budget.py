@@ -32,6 +32,7 @@ from tokenwalk.costs.workload import (
     check_workload,
     context_warnings,
     default_context,
+    shortest_trained,
     tokens_per_stream,
 )
 from tokenwalk.errors import InputError
@@ -239,8 +240,8 @@ def budget_report(
             f"--system-gb {system_bytes / 1e9:g} leaves nothing of {size(capacity_bytes)}"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
-    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
-    if ctx is None:  # the shortest trained context bounds every stream of every model
+    shortest = shortest_trained(models)
+    if ctx is None:
         ctx = default_context(models, parallel)
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
@@ -388,7 +389,7 @@ def _not_even_the_weights(
     hints = []
     fallback = ""
     for preset, alt in smaller_quants:
-        limit = min((m.spec.n_ctx_train for m in alt if m.spec.n_ctx_train), default=0)
+        limit = shortest_trained(alt)
         best = max_context_that_fits(
             alt, room, kv_type, parallel, ubatch, limit=limit * parallel or None
         )

@@ -54,6 +54,7 @@ from tokenwalk.costs.workload import (
     check_workload,
     context_warnings,
     default_context,
+    shortest_trained,
     tokens_per_stream,
 )
 from tokenwalk.errors import InputError
@@ -318,7 +319,7 @@ def split_budget_report(
     for d in system.devices:
         if not d.memory_bytes:
             raise InputError(f"machine '{d.slug}' has no memory size; give --memory GiB")
-    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
+    shortest = shortest_trained(models)
     if ctx is None and not offload.auto:
         ctx = default_context(models, parallel)
     if ctx is not None:

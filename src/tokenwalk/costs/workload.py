@@ -23,6 +23,7 @@ __all__ = [
     "MAX_OUTPUT",
     "DEFAULT_CTX",
     "default_context",
+    "shortest_trained",
     "tokens_per_stream",
     "check_workload",
     "context_warnings",
@@ -35,11 +36,17 @@ MAX_OUTPUT = 1 << 24
 DEFAULT_CTX = 16384  # the context a command assumes when none is given
 
 
+def shortest_trained(models: Iterable[Model]) -> int:
+    """The shortest trained context of `models` (0 when none states one): it bounds every
+    stream of every model loaded together. Tokens."""
+    return min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
+
+
 def default_context(models: Iterable[Model], parallel: int = 1) -> int:
-    """The context (all streams together) a command assumes when none is given: DEFAULT_CTX
-    tokens, or less when the models were trained on less (the shortest trained context, once
-    per stream)."""
-    shortest = min((m.spec.n_ctx_train for m in models if m.spec.n_ctx_train), default=0)
+    """The context (all streams together) a command assumes when none is given:
+    min(DEFAULT_CTX, shortest trained context x parallel), DEFAULT_CTX when no model states
+    its trained context. Tokens."""
+    shortest = shortest_trained(models)
     return min(DEFAULT_CTX, shortest * parallel) if shortest else DEFAULT_CTX
 
 
