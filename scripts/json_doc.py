@@ -425,6 +425,14 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "eff_compute": (None, "share", "fitted share of the compute rate a large product reaches"),
     "overhead_per_layer_s": (None, S, "fitted fixed cost per layer and pass"),
     "rows_half": (None, "rows", "rows at which a matrix product reaches half of eff_compute"),
+    "eff_experts": (
+        None,
+        "share",
+        "fitted share of a dense product's rate a routed-expert product of as many rows "
+        "reaches on a GPU (1 on a cpu backend)",
+    ),
+    "expert_flops": (None, "FLOP", "routed experts' part of flops (runs at eff_experts)"),
+    "expert_row_flops": (None, "FLOP", "routed experts' part of row_flops"),
     "fit_source": (None, "", "where the fit comes from: the machine's own, its group, global"),
     "machine": (None, "", "machine slug"),
     "machine_name": (None, "", "machine display name"),
@@ -443,7 +451,8 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "compute_s": (
         None,
         S,
-        "compute term of a pass: (FLOPs + rows_half x row FLOPs) / (rate x eff_compute)",
+        "compute term of a pass: (FLOPs + rows_half x row FLOPs) / (rate x eff_compute), "
+        "the routed experts' part divided by eff_experts",
     ),
     "compute_flops": (
         None,
@@ -705,7 +714,7 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "written_to": ("str | null", "", "the machine file written (null: not written)"),
 }
 
-FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
+FIT_PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts")
 
 # (section, path) -> (unit, meaning) where the place adds to the key's meaning
 OVERRIDES: dict[tuple[str, str], tuple[str, str]] = {

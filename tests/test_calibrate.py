@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -111,6 +112,25 @@ def test_cli_calibrate_writes_nothing_on_failure(tmp_path, capsys):
     assert rc == 2 and not target.exists()
 
 
+def test_the_machine_file_docs_calibrate_shows_is_what_calibrate_writes(tmp_path, capsys):
+    """docs/calibrate.md shows, by hand, the fit its example llama-bench file writes."""
+    import yaml
+
+    from tokenwalk.cli import main
+
+    root = Path(__file__).parents[1]
+    target = tmp_path / "my-machines.yaml"
+    bench = root / "docs" / "examples" / "llama-bench-m2-pro.json"
+    argv = ["calibrate", "--machine", "apple-m2-pro", "--from", str(bench)]
+    assert main([*argv, "--machines-file", str(target)]) == 0
+    written = yaml.safe_load(target.read_text())[0]["fit"]
+    page = (root / "docs" / "calibrate.md").read_text(encoding="utf-8")
+    shown = page[page.index("$ cat my-machines.yaml") :]
+    shown = yaml.safe_load(shown[shown.index("\n") : shown.index("```")])[0]["fit"]
+    for key in ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts"):
+        assert shown[key] == pytest.approx(written[key], rel=1e-3), key
+
+
 def test_cli_calibrate(bench_json, tmp_path, capsys):
     from tokenwalk.cli import main
 
@@ -190,8 +210,9 @@ def dense_and_moe():
 
 
 def test_fit_recovers_known_parameters(dense_and_moe):
-    """Speeds generated with known efficiencies are fitted back (no noise)."""
-    truth = Params(0.6, 0.4, 1e-4, 48.0).to_x()
+    """Speeds generated with known efficiencies are fitted back (no noise); the routed
+    experts' share too, which only the mixture of experts' prefill pins."""
+    truth = Params(0.6, 0.4, 1e-4, 48.0, 0.35).to_x()
     machines = [
         ("a", "gpu", "cuda", 100, 4),
         ("b", "gpu", "cuda", 400, 10),
@@ -201,6 +222,22 @@ def test_fit_recovers_known_parameters(dense_and_moe):
     design = _synthetic(dense_and_moe, machines, lambda o: truth)
     fit = fit_hierarchy(design, machines=False, levels=())
     assert np.allclose(np.exp(fit.global_x), np.exp(truth), rtol=0.05)
+
+
+def test_routed_experts_share_moves_only_mixture_of_experts_prefill(dense_and_moe):
+    """eff_experts scales the routed-expert products of a GPU's prefill and nothing else: a
+    dense model's prefill and every decode (mat-vec kernels) are unchanged, and on a cpu
+    backend (whose experts run the dense kernels) the Design carries no expert part."""
+    machines = [("g", "gpu", "cuda", 1000, 80), ("c", "cpu", "cpu", 100, 2)]
+    design = _synthetic(dense_and_moe, machines, lambda o: Params(0.6, 0.4, 1e-4, 48.0).to_x())
+    one = predict_tok_s(design, Params(0.6, 0.4, 1e-4, 48.0, 1.0).to_x())
+    half = predict_tok_s(design, Params(0.6, 0.4, 1e-4, 48.0, 0.5).to_x())
+    for o, a, b in zip(design.obs, one, half, strict=True):
+        moe_prefill = o.meta["moe"] and o.phase == "prefill" and o.meta["backend"] == "cuda"
+        if moe_prefill:
+            assert b < 0.9 * a, o.label
+        else:
+            assert b == pytest.approx(a, rel=1e-12), o.label
 
 
 def test_groups_carry_what_their_machines_share(dense_and_moe):
@@ -463,7 +500,7 @@ def test_the_fit_prices_a_pass_as_the_commands_do(slug, quant, machine):
 
     model = load_model(slug, quant).model
     m = resolve_machine(machine)
-    x = Params(m.fit.eff_bw, m.fit.eff_compute, m.fit.overhead_per_layer_s, m.fit.rows_half).to_x()
+    x = Params.of(m.fit).to_x()
     common = dict(
         label="t", machine=m.slug, kind=m.kind, backend=m.backend, vendor=m.vendor,
         bandwidth_gbs=m.bandwidth_gbs, tflops=m.tflops, tok_s=1.0, peak=m.peak,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokenwalk.catalog import load_machines
-from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.errors import InputError, SpecError, UnknownNameError
 from tokenwalk.machine import (
     GIB,
     compose_efficiency,
@@ -205,3 +205,26 @@ def test_fits_written_before_the_rename_still_read(tmp_path):
         "  source: me\n  fit: {eff_bw: 0.5, eff_compute: 0.25, overhead_s: 0.0002}\n"
     )
     assert resolve_machine("my-box", machines_file=old).fit.overhead_per_layer_s == 2e-4
+    # and a fit from before eff_experts runs routed experts at the dense rate
+    assert resolve_machine("my-box", machines_file=old).fit.eff_experts == 1.0
+
+
+@pytest.mark.parametrize(
+    ("fit", "says"),
+    [
+        ("eff_bw: 0.5, eff_compute: 0, overhead_per_layer_s: 1e-4", "eff_compute is 0"),
+        ("eff_bw: -1, eff_compute: 0.5, overhead_per_layer_s: 1e-4", "eff_bw is -1"),
+        ("eff_bw: 0.5, eff_compute: 0.5, overhead_per_layer_s: 1e-4, eff_experts: 0", "eff_exp"),
+        ("eff_bw: 0.5, eff_compute: 0.5, overhead_per_layer_s: -2", "overhead_per_layer_s is -2"),
+        ("eff_bw: 0.5, eff_compute: .nan, overhead_per_layer_s: 1e-4", "eff_compute is nan"),
+    ],
+)
+def test_an_impossible_fit_in_a_machine_file_is_refused(tmp_path, fit, says):
+    """A fit that would divide by zero or run backwards is one clear error, not a crash."""
+    f = tmp_path / "bad.yaml"
+    f.write_text(
+        "- slug: my-box\n  name: My box\n  kind: gpu\n  backend: cuda\n  bandwidth_gbs: 500\n"
+        f"  source: me\n  fit: {{{fit}}}\n"
+    )
+    with pytest.raises(SpecError, match=says):
+        resolve_machine("my-box", machines_file=f)

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from tokenwalk.costs.timing import (
     DEFAULT_UBATCH,
+    expert_compute,
     expert_tile_flops,
     matrix_flops,
     matrix_row_flops,
@@ -86,7 +87,8 @@ Progress = Callable[[str, int, int | None], None]
 DECODE_CTX_UNSTATED = 256  # context assumed for decode rows that do not state their length
 # A user's own runs fit the machine level's offsets, and rows_half too: runs at two prompt
 # lengths and a decode on one machine pin it, where the shipped fit keeps it per backend.
-MACHINE_SIGMA = (*PRIOR_SIGMA["machine"][:3], 2.0)
+# eff_experts too, when the runs include a mixture of experts (else the prior keeps it).
+MACHINE_SIGMA = (*PRIOR_SIGMA["machine"][:3], 2.0, 1.0)
 
 
 # -- models at a quant ------------------------------------------------------------------------
@@ -129,11 +131,22 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 def _pass(
     model: Model, n: int, ctx: int, backend: str, **kw: Any
-) -> tuple[tuple[float, float, float, float], float]:
-    """(B, F, R, L) of a pass on a backend (L: the layers its fixed per-layer cost counts,
-    `PassWork.overhead_layers`), and its F_pad (`expert_tile_flops`)."""
+) -> tuple[tuple[float, float, float, float, float, float], float]:
+    """(B, F, R, L, F_x, R_x) of a pass on a backend (L: the layers its fixed per-layer cost
+    counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
+    `timing.pass_cost` counts it), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
-    terms = (w.bytes, matrix_flops(w, backend), matrix_row_flops(w, backend), w.overhead_layers)
+    # a cpu backend's experts run at the dense rate (`timing.compute_fit`): its rows do not
+    # inform eff_experts
+    fx, rx = expert_compute(w) if backend != "cpu" else (0.0, 0.0)
+    terms = (
+        w.bytes,
+        matrix_flops(w, backend),
+        matrix_row_flops(w, backend),
+        w.overhead_layers,
+        fx,
+        rx,
+    )
     return terms, expert_tile_flops(model, n * w.streams, backend)
 
 
@@ -273,7 +286,7 @@ def benchmark_observations(
 #   because cross-validation does not favour it (docs/timing-model.md);
 # - "previous": no row term, groups by kind/backend only (the first timing model).
 VARIANTS = ("rows", "tiles", "previous")
-_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 0.0) for k in PRIOR_SIGMA}
+_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 0.0, 0.0) for k in PRIOR_SIGMA}
 
 
 def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[str, ...]]:
@@ -322,7 +335,7 @@ def naive_predictions(design: Design) -> np.ndarray:
     """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
     d = Design(design.obs)
     d.rowc = np.zeros_like(d.rowc)
-    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0]))
+    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0, 0.0]))
 
 
 class ErrorStats(BaseModel):
@@ -372,6 +385,7 @@ def _params_dict(x: np.ndarray, rows: int | None = None) -> dict[str, float | in
         "eff_compute": round(p.eff_compute, 4),
         "overhead_per_layer_s": float(f"{p.overhead_per_layer_s:.3g}"),
         "rows_half": float(f"{p.rows_half:.3g}"),
+        "eff_experts": round(p.eff_experts, 4),
     }
     if rows is not None:
         d["n_rows"] = rows
@@ -479,7 +493,9 @@ def timing_yaml(fit: DefaultsFit) -> str:
         "--write-defaults`\n"
         "# from data/benchmarks.yaml. Do not edit by hand: change the data and refit.\n"
         "# time of a pass = max(bytes / (bandwidth x eff_bw),\n"
-        "#                      (flops + rows_half x row_flops) / (fp16 rate x eff_compute))\n"
+        "#                      (dense flops + rows_half x dense row_flops\n"
+        "#                       + (expert flops + rows_half x expert row_flops) / eff_experts)\n"
+        "#                      / (fp16 rate x eff_compute))\n"
         "#                  + layers x overhead_per_layer_s\n"
         "# A machine's parameters: its own fit (machine files), machines: here, else global x\n"
         "# the factors of its groups (vendor, peak, backend, kind, kind/backend). groups: shows\n"
@@ -608,6 +624,7 @@ def _match_catalogue(run: BenchRun) -> Model:
 
 class MachineFit(BaseModel):
     machine: str
+    backend: str = ""  # a cpu backend's experts run at the dense rate: eff_experts is not used
     n_runs: int
     before: dict[str, float]
     after: dict[str, float]
@@ -660,12 +677,13 @@ def calibrate_machine(
     design = Design(obs)
     f = machine.fit
     rows_half = f.rows_half or timing_defaults().global_fit.rows_half
-    prior = Params(f.eff_bw, f.eff_compute, f.overhead_per_layer_s, rows_half).to_x()
+    prior = Params.of(f, rows_half).to_x()
     x = fit_offset(design, prior, sigma=MACHINE_SIGMA)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)
     return MachineFit(
         machine=machine.slug,
+        backend=machine.backend,
         n_runs=len(obs),
         before=_params_dict(prior),
         after=_params_dict(x),

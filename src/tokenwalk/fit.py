@@ -3,11 +3,15 @@
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
 row FLOPs R = sum F_i / rows_i, and the layers L its fixed cost counts, of each, from
 `tokenwalk.costs.timing.pass_work`: `PassWork.overhead_layers`).
-For parameters x = (ln eff_bw, ln eff_compute, ln overhead_per_layer_s, ln rows_half) the
-prediction is
+For parameters x = (ln eff_bw, ln eff_compute, ln overhead_per_layer_s, ln rows_half,
+ln eff_experts) the prediction is
 
     tok/s = tokens / sum over passes of
-            [max(B / (BW e_bw), (F + rows_half x R) / (FLOPS e_c)) + L x overhead]
+            [max(B / (BW e_bw), C) + L x overhead]
+    C = [(F - F_x) + rows_half x (R - R_x) + (F_x + rows_half x R_x) / e_x] / (FLOPS e_c)
+
+with F_x and R_x the routed experts' part of F and R (0 on a cpu backend, whose experts run
+the dense kernels).
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
@@ -19,7 +23,9 @@ spec-sheet compute rate is the peak of: matrix units, vector ALUs, a CPU's SIMD)
 eff_compute and rows_half. A parameter whose prior width is 0 at a level has no offsets there:
 rows_half has offsets only per backend and peak (a property of a backend's matrix kernels and
 of the units they run on: a tensor core's tile needs more rows than a vector ALU; cross-
-validation predicts unseen devices worse when vendors, kinds or machines move it too). All
+validation predicts unseen devices worse when vendors, kinds or machines move it too), and
+eff_experts only per backend (the routed-expert kernels: CUDA and ROCm MMQ with expert ids,
+Metal `mul_mm_id`, Vulkan `mul_mat_id`). All
 offsets are fitted at once by robust non-linear least squares (`scipy.optimize.least_squares`,
 trust region, analytic Jacobian):
 
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,27 +63,28 @@ __all__ = [
     "fit_offset",
 ]
 
-PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
+PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts")
 LEVELS = (*FIT_LEVELS, "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
-# rows_half); 0: no offset at that level. Chosen by leave-one-device-out cross-validation
-# (benchmarks/accuracy.py).
+# rows_half, eff_experts); 0: no offset at that level. Chosen by leave-one-device-out
+# cross-validation (benchmarks/accuracy.py).
 PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
-    "global": (3.0, 3.0, 3.0, 3.0),
-    "vendor": (0.3, 1.0, 1.0, 0.0),
-    "peak": (0.0, 0.5, 0.0, 1.0),
-    "backend": (0.3, 1.0, 1.0, 3.0),
-    "kind": (0.3, 1.0, 1.0, 0.0),
-    "kind/backend": (0.3, 0.7, 0.7, 0.0),
-    "machine": (0.5, 0.7, 1.0, 0.0),
+    "global": (3.0, 3.0, 3.0, 3.0, 3.0),
+    "vendor": (0.3, 1.0, 1.0, 0.0, 0.0),
+    "peak": (0.0, 0.5, 0.0, 1.0, 0.0),
+    "backend": (0.3, 1.0, 1.0, 3.0, 1.0),
+    "kind": (0.3, 1.0, 1.0, 0.0, 0.0),
+    "kind/backend": (0.3, 0.7, 0.7, 0.0, 0.0),
+    "machine": (0.5, 0.7, 1.0, 0.0, 0.0),
 }
 GROUP_MIN_MACHINES = 2
 # Bounds, in natural units: efficiencies in [1%, 100%] (compute down to 0.2%), overhead in
-# [10 ns, 20 ms] per layer, rows_half in [0.5, 4096] rows.
-_LO = np.log([0.01, 0.002, 1e-8, 0.5])
-_HI = np.log([1.0, 1.0, 2e-2, 4096.0])
-START = np.log([0.7, 0.5, 3e-5, 16.0])
+# [10 ns, 20 ms] per layer, rows_half in [0.5, 4096] rows, eff_experts in [2%, 200%] of a
+# dense product's rate.
+_LO = np.log([0.01, 0.002, 1e-8, 0.5, 0.02])
+_HI = np.log([1.0, 1.0, 2e-2, 4096.0, 2.0])
+START = np.log([0.7, 0.5, 3e-5, 16.0, 1.0])
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,9 @@ class Observation:
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    # (bytes, flops, row_flops, layers the per-layer cost counts) of each pass
-    passes: tuple[tuple[float, float, float, float], ...]
+    # (bytes, flops, row_flops, layers the per-layer cost counts, and the routed experts' part
+    # of flops and of row_flops: 0 on a cpu backend) of each pass
+    passes: tuple[tuple[float, float, float, float, float, float], ...]
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)
@@ -102,6 +111,13 @@ class Params:
     eff_compute: float
     overhead_per_layer_s: float
     rows_half: float
+    eff_experts: float = 1.0
+
+    @classmethod
+    def of(cls, fit: Any, rows_half: float | None = None) -> Params:
+        """The parameters of a machine's `Efficiency` (`rows_half`: instead of the fit's)."""
+        h = fit.rows_half if rows_half is None else rows_half
+        return cls(fit.eff_bw, fit.eff_compute, fit.overhead_per_layer_s, h, fit.eff_experts)
 
     @classmethod
     def from_x(cls, x: np.ndarray) -> Params:
@@ -115,6 +131,7 @@ class Params:
                 self.eff_compute,
                 max(self.overhead_per_layer_s, 1e-8),
                 max(self.rows_half, 0.5),
+                self.eff_experts,
             ]
         )
 
@@ -126,18 +143,20 @@ class Design:
         self.obs = list(observations)
         rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, rf, nl in o.passes:
+            for by, fp, rf, nl, fx, rx in o.passes:
                 rows.append(i)
                 fl = o.tflops * 1e12
                 # an unknown compute rate (0) leaves the compute term out (decode rows only)
-                comp, rowc = (fp / fl, rf / fl) if fl else (0.0, 0.0)
-                cols.append((by / (o.bandwidth_gbs * 1e9), comp, rowc, nl))
+                c = (fp / fl, rf / fl, fx / fl, rx / fl) if fl else (0.0,) * 4
+                cols.append((by / (o.bandwidth_gbs * 1e9), c[0], c[1], nl, c[2], c[3]))
         self.row = np.array(rows, dtype=np.int64)
-        arr = np.array(cols, dtype=float).reshape(-1, 4)
+        arr = np.array(cols, dtype=float).reshape(-1, 6)
         self.mem = arr[:, 0]  # seconds at 100% bandwidth
         self.comp = arr[:, 1]  # seconds at 100% of the compute rate
         self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the compute rate
         self.layers = arr[:, 3]
+        self.compx = arr[:, 4]  # the routed experts' part of comp
+        self.rowcx = arr[:, 5]  # and of rowc
         # seconds at 100% of the compute rate of the routed experts' empty tile columns,
         # F_pad / FLOPS: 0 in the shipped model, set by the "tiles" variant of calibrate
         self.tile = np.zeros(len(self.row))
@@ -150,11 +169,19 @@ class Design:
         x = np.clip(x_rows, _LO, _HI)[self.row]
         e = np.exp(x)
         mem = self.mem / e[:, 0]
-        comp = (self.comp + self.tile + e[:, 3] * self.rowc) / e[:, 1]
+        comp = (self._dense(e) + self._experts(e)) / e[:, 1]
         over = self.layers * e[:, 2]
         t = np.maximum(mem, comp) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
         return mem, comp, over, total
+
+    def _dense(self, e: np.ndarray) -> np.ndarray:
+        """Seconds at 100% of the compute rate of the products other than routed experts."""
+        return self.comp - self.compx + self.tile + e[:, 3] * (self.rowc - self.rowcx)
+
+    def _experts(self, e: np.ndarray) -> np.ndarray:
+        """Seconds at 100% of the compute rate of the routed-expert products."""
+        return (self.compx + e[:, 3] * self.rowcx) / e[:, 4]
 
 
 def predict_tok_s(design: Design, x_rows: np.ndarray) -> np.ndarray:
@@ -176,7 +203,9 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     d[:, 0] = np.where(comp_binds, 0.0, -mem)
     d[:, 1] = np.where(comp_binds, -comp, 0.0)
     d[:, 2] = over
-    d[:, 3] = np.where(comp_binds, e[:, 3] * design.rowc / e[:, 1], 0.0)
+    row_s = e[:, 3] * (design.rowc - design.rowcx + design.rowcx / e[:, 4])
+    d[:, 3] = np.where(comp_binds, row_s / e[:, 1], 0.0)
+    d[:, 4] = np.where(comp_binds, -design._experts(e) / e[:, 1], 0.0)
     d *= inside
     dt = np.zeros((design.n, len(PARAMS)))
     for k in range(len(PARAMS)):
@@ -385,6 +414,8 @@ class _Subset(Design):
         self.comp = design.comp[keep]
         self.rowc = design.rowc[keep]
         self.layers = design.layers[keep]
+        self.compx = design.compx[keep]
+        self.rowcx = design.rowcx[keep]
         self.tile = design.tile[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]

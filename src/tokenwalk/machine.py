@@ -17,6 +17,7 @@ machine's own `fit:` (written by `tokenwalk calibrate`), from the per-machine fi
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,7 +59,8 @@ MAX_MEMORY_GIB = 1e6
 
 class Efficiency(BaseModel):
     """The fitted part of the timing model: time = max(B / (BW x eff_bw), (F + rows_half x R)
-    / (FLOPS x eff_compute)) + layers x overhead_per_layer_s (see `tokenwalk.costs.timing`).
+    / (FLOPS x eff_compute), routed experts at eff_experts of that rate) + layers x
+    overhead_per_layer_s (see `tokenwalk.costs.timing`).
     `source` says where the numbers come from. Files written before the parameter had its unit
     in its name say `overhead_s`; both are read."""
 
@@ -67,6 +69,9 @@ class Efficiency(BaseModel):
     eff_compute: float  # share of the dense FP16 rate a large matrix product reaches (0..1)
     overhead_per_layer_s: float  # fixed cost per layer and pass (kernel launches, syncs), seconds
     rows_half: float = 0.0  # rows at which a matrix product reaches half of eff_compute
+    # share of a dense product's rate a routed-expert product (llama.cpp's mul_mat_id) of as
+    # many rows reaches on a GPU; a cpu backend's experts run at the dense rate
+    eff_experts: float = 1.0
     source: str = "default"
 
 
@@ -181,14 +186,27 @@ class TimingDefaults(BaseModel):
     machines: dict[str, Efficiency] = {}
 
 
-_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half")
+_FIT_KEYS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts")
+# (low, high, low excluded) of each fitted number: a share of a rate, seconds, rows
+_FIT_RANGE = {
+    "eff_bw": (0.0, 10.0, True),
+    "eff_compute": (0.0, 10.0, True),
+    "overhead_per_layer_s": (0.0, 1.0, False),
+    "rows_half": (0.0, 1e6, False),
+    "eff_experts": (0.0, 10.0, True),
+}
+# keys a fit may leave out (files written before the parameter existed): their neutral value
+_FIT_OPTIONAL = {"eff_experts": 1.0}
 _OLD_KEYS = {"overhead_per_layer_s": "overhead_s"}  # the name files written before used
 
 
 def _key(raw: Mapping, key: str) -> Any:
-    """raw[key], or the value under the name older files used for it."""
+    """raw[key], or the value under the name older files used for it, or its neutral value
+    where older files have none."""
     if key not in raw and _OLD_KEYS.get(key) in raw:
         return raw[_OLD_KEYS[key]]
+    if key not in raw and key in _FIT_OPTIONAL:
+        return _FIT_OPTIONAL[key]
     return raw[key]
 
 
@@ -196,18 +214,24 @@ def _efficiency(raw: Any, source: str) -> Efficiency:
     if not isinstance(raw, Mapping):
         raise SpecError(
             f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_per_layer_s, "
-            "rows_half"
+            "rows_half, eff_experts"
         )
     try:
-        return Efficiency(
-            eff_bw=float(raw["eff_bw"]),
-            eff_compute=float(raw["eff_compute"]),
-            overhead_per_layer_s=float(_key(raw, "overhead_per_layer_s")),
-            rows_half=float(raw.get("rows_half", 0.0)),
-            source=str(raw.get("source", source)),
-        )
+        values = {
+            "eff_bw": float(raw["eff_bw"]),
+            "eff_compute": float(raw["eff_compute"]),
+            "overhead_per_layer_s": float(_key(raw, "overhead_per_layer_s")),
+            "rows_half": float(raw.get("rows_half", 0.0)),
+            "eff_experts": float(_key(raw, "eff_experts")),
+        }
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(f"{source}: bad fit ({exc})") from None
+    for key, (lo, hi, strict) in _FIT_RANGE.items():
+        v = values[key]
+        if not (math.isfinite(v) and (v > lo if strict else v >= lo) and v <= hi):
+            within = f"{'above' if strict else 'at least'} {lo:g} and at most {hi:g}"
+            raise SpecError(f"{source}: fit {key} is {v:g}; it must be {within}")
+    return Efficiency(**values, source=str(raw.get("source", source)))
 
 
 def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:

@@ -35,6 +35,7 @@ class MachineRow(BaseModel):
     eff_compute: float
     overhead_per_layer_s: float
     rows_half: float
+    eff_experts: float  # routed-expert products' share of the dense rate (1 on a cpu backend)
     fit_source: str
     source: str
 
@@ -46,6 +47,7 @@ class MachineList(BaseModel):
 def machine_rows(query: str | None = None, machines_file: str | None = None) -> list[MachineRow]:
     """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
     from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines
+    from tokenwalk.costs.timing import compute_fit
     from tokenwalk.machine import entry_efficiency, user_machine_files
 
     rows = []
@@ -54,6 +56,7 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
         if query and query.lower() not in hay:
             continue
         fit, _ = entry_efficiency(e)
+        fit = compute_fit(fit, e.backend)
         memory = e.memory_bytes
         rows.append(
             MachineRow(
@@ -76,6 +79,7 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
                 eff_compute=fit.eff_compute,
                 overhead_per_layer_s=fit.overhead_per_layer_s,
                 rows_half=fit.rows_half,
+                eff_experts=fit.eff_experts,
                 fit_source=fit.source,
                 source=e.source.split()[0] if e.source else "",
             )

@@ -413,7 +413,7 @@ class PassCost(BaseModel):
     model_config = ConfigDict(frozen=True)
     work: PassWork
     memory_s: float  # B / (BW x eff_bw)
-    compute_s: float  # (F + rows_half x R) / (FLOPS x eff_compute)
+    compute_s: float  # (F + rows_half x R, experts / eff_experts) / (FLOPS x eff_compute)
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
     time_s: float  # max(memory_s, compute_s) + overhead_s
@@ -435,8 +435,8 @@ def pass_seconds(
     """(memory_s, compute_s, expert_s, overhead_s) of a pass:
 
         memory_s   = B / (BW x eff_bw)
-        compute_s  = (F + rows_half x R) / (FLOPS x eff_compute)
-        expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute), the routed experts' share
+        expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute x eff_experts)
+        compute_s  = (F - F_x + rows_half x (R - R_x)) / (FLOPS x eff_compute) + expert_s
         overhead_s = L x overhead_per_layer_s
 
     L = `overhead_layers`, the decoding layers with a scan layer (Gated DeltaNet, Mamba) counted
@@ -444,7 +444,9 @@ def pass_seconds(
     runs at eff_compute x n / (n + rows_half) of the compute rate, so it takes
     F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
     F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). A routed expert sees only
-    n k / E_woken rows, so its products run far below the peak (F_x, R_x: the experts' share).
+    n k / E_woken rows, so its products run far below the peak (F_x, R_x: the experts' share,
+    `expert_compute`), and llama.cpp's routed-expert kernels (`mul_mat_id`) reach only
+    eff_experts of what a dense product of as many rows does.
     Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate (None) leaves
     the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
@@ -452,9 +454,10 @@ def pass_seconds(
         return memory_s, 0.0, 0.0, overhead_layers * fit.overhead_per_layer_s
     rate = tflops * 1e12 * fit.eff_compute
     h = fit.rows_half
-    expert_s = (expert_flops + h * expert_row_flops) / rate
+    expert_s = (expert_flops + h * expert_row_flops) / (rate * fit.eff_experts)
+    dense_s = (flops - expert_flops + h * (row_flops - expert_row_flops)) / rate
     overhead_s = overhead_layers * fit.overhead_per_layer_s
-    return memory_s, (flops + h * row_flops) / rate, expert_s, overhead_s
+    return memory_s, dense_s + expert_s, expert_s, overhead_s
 
 
 def matrix_flops(work: PassWork, backend: str = "") -> float:
@@ -474,9 +477,27 @@ def matrix_row_flops(work: PassWork, backend: str = "") -> float:
     return work.cpu_row_flops if backend == "cpu" else work.row_flops
 
 
+def expert_compute(work: PassWork) -> tuple[float, float]:
+    """(F_x, R_x): the routed-expert products' part of the compute term's F and R (0 for a pass
+    on mat-vec kernels, hidden under the weight read)."""
+    if work.matvec:
+        return 0.0, 0.0
+    return work.expert_flops, work.expert_row_flops
+
+
+def compute_fit(fit: Efficiency, backend: str) -> Efficiency:
+    """The efficiencies a pass computes with on a backend: a cpu backend's routed experts run
+    at the dense rate (eff_experts 1: ggml-cpu's `mul_mat_id` sends an expert's rows through
+    the dot-product kernels a dense weight uses)."""
+    if backend == "cpu" and fit.eff_experts != 1.0:
+        return fit.model_copy(update={"eff_experts": 1.0})
+    return fit
+
+
 def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     """A pass's work on a machine: its memory, compute and overhead terms and what bound it
     (`pass_seconds` with the machine's rates, efficiencies and backend)."""
+    expert_x, expert_rx = expert_compute(work)
     mem, comp, expert, over = pass_seconds(
         work.bytes,
         matrix_flops(work, machine.backend),
@@ -484,9 +505,9 @@ def pass_cost(work: PassWork, machine: Machine) -> PassCost:
         work.overhead_layers,
         machine.bandwidth_gbs,
         machine.tflops,
-        machine.fit,
-        expert_flops=0.0 if work.matvec else work.expert_flops,
-        expert_row_flops=work.expert_row_flops,
+        compute_fit(machine.fit, machine.backend),
+        expert_flops=expert_x,
+        expert_row_flops=expert_rx,
     )
     bound = "memory"
     if comp > mem:
@@ -643,7 +664,7 @@ def _on_machine(model: Model, machine: Machine) -> dict[str, Any]:
         backend=machine.backend,
         bandwidth_gbs=machine.bandwidth_gbs,
         tflops=machine.tflops,
-        fit=machine.fit,
+        fit=compute_fit(machine.fit, machine.backend),
     )
 
 
@@ -770,6 +791,9 @@ class PrefillChunk(BaseModel):
     read_bytes: Bytes = 0  # all it reads: weights, KV cells, recurrent state
     flops: float
     row_flops: float | None = None  # R of the compute term (None: split over devices)
+    # the routed experts' part of flops and row_flops, which runs at eff_experts of the rate
+    expert_flops: float = 0.0
+    expert_row_flops: float = 0.0
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
 
@@ -840,6 +864,7 @@ def prefill_report(
             model, n, ctx, kv_type=kv_type, n_logits=1 if last else 0, weight_bytes=weights[n]
         )
         cost = pass_cost(work, machine)
+        fx, rx = expert_compute(work)
         chunks.append(
             PrefillChunk(
                 index=i,
@@ -855,6 +880,8 @@ def prefill_report(
                 read_bytes=work.bytes,
                 flops=work.flops,
                 row_flops=matrix_row_flops(work, machine.backend),
+                expert_flops=fx,
+                expert_row_flops=rx,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
             )

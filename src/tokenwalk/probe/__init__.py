@@ -124,6 +124,7 @@ def machine_entry(
                 "eff_compute": fit.eff_compute,
                 "overhead_per_layer_s": fit.overhead_per_layer_s,
                 "rows_half": fit.rows_half,
+                "eff_experts": fit.eff_experts,
                 "source": f"the fit of catalogue machine {gpu.slug} (data/timing.yaml)",
             }
         return {

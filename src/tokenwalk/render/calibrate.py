@@ -20,7 +20,14 @@ def _err(s: ErrorStats) -> str:
     return f"{s.median_pct:.1f}% / {s.p90_pct:.1f}%"
 
 
-_COLUMNS = ("eff_bw", "eff_compute", "overhead per layer", "rows_half", "rows")
+_COLUMNS = ("eff_bw", "eff_compute", "overhead per layer", "rows_half", "eff_experts", "rows")
+
+
+def _experts(p: dict, group: str = "") -> str:
+    """eff_experts as a share; '-' for a cpu backend, whose experts run at the dense rate."""
+    if group.partition(" ")[0].endswith("/cpu"):
+        return "-"
+    return f"{p.get('eff_experts', 1.0):.0%}"
 
 
 def _short_peak(group: str) -> str:
@@ -37,6 +44,7 @@ def _params(name: str, p: dict) -> dict[str, str]:
         "eff_compute": f"{p['eff_compute']:.0%}",
         "overhead per layer": seconds(p["overhead_per_layer_s"]),
         "rows_half": f"{p['rows_half']:,.0f}",
+        "eff_experts": _experts(p, name),
         "rows": "" if rows is None else str(int(rows)),
     }
 
@@ -54,7 +62,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
     widths = {
         c: max(len(c) if c != _COLUMNS[2] else 8, *(len(r[c]) for r in rows)) for c in rows[0]
     }
-    kept, dropped = drop_columns(widths, console.width, ("rows",), edge=-2)
+    kept, dropped = drop_columns(widths, console.width, ("rows", "eff_experts"), edge=-2)
     if dropped:
         t.compact()
     for col in kept:
@@ -106,7 +114,10 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['after_tok_s']:,.1f}",
         )
     p = FitTable(show_header=True, box=None)
-    for col in ("", "eff_bw", "eff_compute", "overhead per layer", "rows_half", "median error"):
+    # a cpu backend's routed experts run at the dense rate: no eff_experts column there
+    experts = fit.backend != "cpu"
+    cols = ("", "eff_bw", "eff_compute", "overhead per layer", "rows_half")
+    for col in (*cols, *(["eff_experts"] if experts else []), "median error"):
         # parameter names (as in the machine file) are never broken; the rest wrap at spaces
         p.add_column(col, justify="left" if not col else "right", no_wrap="_" in col)
     for name, d, err in (
@@ -119,6 +130,7 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{d['eff_compute']:.0%}",
             seconds(d["overhead_per_layer_s"]),
             f"{d['rows_half']:,.0f}",
+            *([_experts(d)] if experts else []),
             f"{err.median_pct:.1f}%",
         )
     tail = f"stored in {safe_markup(written)}" if written else "not written (--dry-run)"

@@ -226,9 +226,9 @@ def show(console: Console, title: str, steps: Iterable[Step], notes: Iterable[st
 def _efficiency(fit: Efficiency) -> Step:
     return Step(
         "efficiencies",
-        "eff_bw, eff_compute, rows_half, overhead per layer",
+        "eff_bw, eff_compute, rows_half, eff_experts, overhead per layer",
         f"{_p(fit.eff_bw)}, {_p(fit.eff_compute)}, {fit.rows_half:,.0f} rows, "
-        f"{_s(fit.overhead_per_layer_s)} per layer",
+        f"{_p(fit.eff_experts)}, {_s(fit.overhead_per_layer_s)} per layer",
         note=f"fitted on published runs; from {fit.source} (see tokenwalk calibrate --explain)",
     )
 
@@ -531,13 +531,22 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
         return Step(what, f"{c.tokens:,} tokens at context {c.ctx:,}", "", _s(c.time_s), c.bound)
     rate_ = f"{_tflops(r.tflops or 0)} x {_p(r.fit.eff_compute)}"
     bound = "routed experts" if c.bound == "experts" else c.bound
+    h = f"{r.fit.rows_half:,.0f}"
+    if c.expert_flops and r.fit.eff_experts != 1.0:
+        # dense products, then routed experts at eff_experts of the rate
+        work = (
+            f"{_flop(c.flops - c.expert_flops)} + {h} x {_flop(c.row_flops - c.expert_row_flops)}"
+            f" + ({_flop(c.expert_flops)} + {h} x {_flop(c.expert_row_flops)}) / "
+            f"{_p(r.fit.eff_experts)}"
+        )
+    else:
+        work = f"{_flop(c.flops)} + {h} x {_flop(c.row_flops)}"
     return Step(
         what,
         f"{c.tokens:,} tokens at context {c.ctx:,}",
         (
             f"max({_b(c.read_bytes)} / ({_gbs(r.bandwidth_gbs)} x {_p(r.fit.eff_bw)}), "
-            f"({_flop(c.flops)} + {r.fit.rows_half:,.0f} x {_flop(c.row_flops)}) / ({rate_})) "
-            f"+ {_s(c.overhead_s)}",
+            f"({work}) / ({rate_})) + {_s(c.overhead_s)}",
             f"max({_s(c.memory_s)}, {_s(c.compute_s)}) + {_s(c.overhead_s)}",
         ),
         _s(c.time_s),
@@ -571,7 +580,8 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             "max(B_i / (BW x eff_bw), (F_i + rows_half x R_i) / (FLOPS x eff_compute)) "
             "+ L x overhead",
             note="B_i: weights the chunk's tokens wake + KV read; F_i: 2 x active weights x "
-            "tokens + attention; R_i: sum of F / rows over its products",
+            "tokens + attention; R_i: sum of F / rows over its products; the routed experts' "
+            "part of F_i and R_i counts 1 / eff_experts times",
         )
     )
     shown = r.chunks if len(r.chunks) <= 3 else [r.chunks[0], r.chunks[-1]]
@@ -583,7 +593,8 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
                 "ubatch x experts used / experts woken",
                 "",
                 f"{r.expert_rows:,.0f} tokens per woken expert",
-                f"a product of n rows runs at n / (n + {r.fit.rows_half:,.0f}) of the matrix rate",
+                f"a product of n rows runs at n / (n + {r.fit.rows_half:,.0f}) of the matrix "
+                f"rate, a routed expert's at {_p(r.fit.eff_experts)} of that",
             )
         )
     steps.append(
@@ -1179,12 +1190,14 @@ def explain_machines(rows: Sequence[Any], console: Console) -> None:
         Step(
             "time of a pass",
             "max(B / (BW x eff_bw), (F + rows_half x R) / (FLOPS x eff_compute)) + L x overhead",
+            note="the routed experts' part of F and R counts 1 / eff_experts times",
         ),
         Step(
             "efficiencies",
             "global x vendor x backend x kind x kind/backend x machine factors",
             f"eff_bw {_p(m.eff_bw)}, eff_compute {_p(m.eff_compute)}, rows_half "
-            f"{m.rows_half:,.0f}, {_s(m.overhead_per_layer_s)} per layer",
+            f"{m.rows_half:,.0f}, eff_experts {_p(m.eff_experts)}, "
+            f"{_s(m.overhead_per_layer_s)} per layer",
             note=f"from {m.fit_source}",
         ),
     ]
@@ -1204,7 +1217,8 @@ def explain_machines(rows: Sequence[Any], console: Console) -> None:
                 "FLOPS x eff_compute",
                 f"{_tflops(m.tflops)} x {_p(m.eff_compute)}",
                 _tflops(m.tflops * m.eff_compute),
-                f"a large product; one of n rows runs at n / (n + {m.rows_half:,.0f}) of it",
+                f"a large product; one of n rows runs at n / (n + {m.rows_half:,.0f}) of it, "
+                f"a routed expert's at {_p(m.eff_experts)} of that",
             )
         )
     show(console, f"Where a machine's rates come from ({m.slug})", steps)
@@ -1264,9 +1278,10 @@ def explain_defaults_fit(r: DefaultsFit, console: Console) -> None:
         ),
         Step(
             "global",
-            "eff_bw, eff_compute, overhead per layer, rows_half",
+            "eff_bw, eff_compute, overhead per layer, rows_half, eff_experts",
             f"{_p(float(g['eff_bw']))}, {_p(float(g['eff_compute']))}, "
-            f"{_s(float(g['overhead_per_layer_s']))}, {float(g['rows_half']):,.0f} rows",
+            f"{_s(float(g['overhead_per_layer_s']))}, {float(g['rows_half']):,.0f} rows, "
+            f"{_p(float(g.get('eff_experts', 1.0)))}",
             note=f"fitted on {r.rows_used:,} published runs ({r.rows_excluded:,} left out)",
         ),
     ]

@@ -20,10 +20,13 @@ from tokenwalk.render.safe import safe_markup, visible
 __all__ = ["render_decode", "render_prefill", "fit_line", "split_view", "rpc_lines"]
 
 
-def fit_line(fit: Efficiency) -> str:
+def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
+    """The efficiencies a report used, where they come from; `experts`: say the routed
+    experts' share too (a mixture of experts' prefill)."""
+    routed = f", routed experts at {pct(fit.eff_experts)} of that" if experts else ""
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
-        f"products of {fit.rows_half:,.0f} rows), "
+        f"products of {fit.rows_half:,.0f} rows{routed}), "
         f"{seconds(fit.overhead_per_layer_s)} per layer; "
         f"from {safe_markup(fit.source)}"
     )
@@ -251,7 +254,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     if moe:
         bound += f", {r.experts_bound_chunks} routed experts"
     _kv(s, "bound", bound, "chunks")
-    _kv(s, "efficiencies", "", fit_line(r.fit))
+    _kv(s, "efficiencies", "", fit_line(r.fit, experts=moe))
     parts: list = [Text(title, style="italic"), chunks, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
@@ -261,9 +264,11 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
             Text(
                 f"experts: share of a chunk's time in routed-expert products. Each woken expert "
                 f"multiplies only about {r.expert_rows:,.0f} of a chunk's tokens (ubatch x "
-                f"experts used / experts woken), and a product of n rows runs at n / (n + "
-                f"{r.fit.rows_half:,.0f}) of the matrix rate: small products are why a "
-                "mixture of experts fills its prompt slower than its active size suggests.",
+                f"experts used / experts woken), a product of n rows runs at n / (n + "
+                f"{r.fit.rows_half:,.0f}) of the matrix rate, and a routed expert's product at "
+                f"{pct(r.fit.eff_experts)} of a dense one's: small products and the routed-"
+                "expert kernels are why a mixture of experts fills its prompt slower than its "
+                "active size suggests.",
                 style="dim",
             ),
         ]
