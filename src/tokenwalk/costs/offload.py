@@ -69,6 +69,7 @@ __all__ = [
     "FIT_MIN_CTX",
     "OP_OFFLOAD_MIN_BATCH",
     "ALLREDUCE_LATENCY_S",
+    "ALLREDUCE_LINK_SHARE",
     "HOST_EXPERT_LAYER_S",
     "LINK_COPY_EFFICIENCY",
     "Placement",
@@ -99,6 +100,12 @@ OP_OFFLOAD_MIN_BATCH = 32  # GGML_OP_OFFLOAD_MIN_BATCH default (ggml-cuda.cu, gg
 # 4 x RTX 4090, gpt-oss-120b tg128 at 180 t/s with --split-mode tensor: 5.5 ms a token, of which
 # the cards' reads and per-layer overheads take about 3.7 ms, leaves 1.8 ms for 72 all-reduces.
 ALLREDUCE_LATENCY_S = 25e-6
+# The share of the link's rate an all-reduce of a prefill's hidden states moves at: GeForce
+# cards have no PCIe peer-to-peer, so NCCL stages each ring step through host memory. Derived
+# from llama.cpp #19378, 4 x RTX 4090, Llama 3.2 1B F16 pp512 with --split-mode tensor (18,753
+# t/s: 27.3 ms a micro-batch, of which the cards' own work takes 3.2 ms and 32 all-reduces of
+# 4.2 MB the rest); checked on gpt-oss-120b pp512 of the same run (5,446 t/s; docs/offload.md).
+ALLREDUCE_LINK_SHARE = 0.274
 # A block whose only work on the CPU is its routed experts pays a fixed cost there (the hidden
 # state copied out and back with a stream sync each way, the CPU threads woken for the expert
 # ops) instead of the CPU fit's per-layer overhead, which covers a whole block: derived from the
@@ -1101,7 +1108,8 @@ def system_pass(
         # two all-reduces per layer (attention and FFN outputs), ring: 2 (nd-1)/nd x the tensor
         n_red = 2 * len(model.decoding_layers)
         size = model.spec.n_embd * tokens * F32
-        hop_s = n_red * (2 * (nd - 1) / nd * size / link + ALLREDUCE_LATENCY_S)
+        ring = 2 * (nd - 1) / nd * size / (link * ALLREDUCE_LINK_SHARE)
+        hop_s = n_red * (ring + ALLREDUCE_LATENCY_S)
     else:
         # a layer split moves the hidden state between cards, the host <-> card hops likewise
         hop_s = hops * model.spec.n_embd * tokens * F32 / link
