@@ -37,6 +37,7 @@ from tokenwalk.costs.timing import (
     DEFAULT_UBATCH,
     expert_compute,
     expert_tile_flops,
+    experts_at_dense_rate,
     matrix_flops,
     matrix_row_flops,
     pass_work,
@@ -136,9 +137,9 @@ def _pass(
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
     `timing.pass_cost` counts it), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
-    # a cpu backend's experts run at the dense rate (`timing.compute_fit`): its rows do not
+    # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
-    fx, rx = expert_compute(w) if backend != "cpu" else (0.0, 0.0)
+    fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w)
     terms = (
         w.bytes,
         matrix_flops(w, backend),

@@ -42,11 +42,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from tokenwalk.machine import FIT_LEVELS
+from tokenwalk.machine import FIT_LEVELS, Efficiency
 
 __all__ = [
     "PARAMS",
@@ -114,7 +113,7 @@ class Params:
     eff_experts: float = 1.0
 
     @classmethod
-    def of(cls, fit: Any, rows_half: float | None = None) -> Params:
+    def of(cls, fit: Efficiency, rows_half: float | None = None) -> Params:
         """The parameters of a machine's `Efficiency` (`rows_half`: instead of the fit's)."""
         h = fit.rows_half if rows_half is None else rows_half
         return cls(fit.eff_bw, fit.eff_compute, fit.overhead_per_layer_s, h, fit.eff_experts)

@@ -78,6 +78,9 @@ __all__ = [
     "pass_work",
     "pass_seconds",
     "pass_cost",
+    "expert_compute",
+    "experts_at_dense_rate",
+    "compute_fit",
     "pass_time",
     "decode_ceiling_tok_s",
     "prefill_chunks",
@@ -485,11 +488,17 @@ def expert_compute(work: PassWork) -> tuple[float, float]:
     return work.expert_flops, work.expert_row_flops
 
 
+def experts_at_dense_rate(backend: str) -> bool:
+    """Whether a backend's routed experts run at the dense rate (eff_experts does not apply): a
+    cpu backend's do, as ggml-cpu's `mul_mat_id` sends an expert's rows through the
+    dot-product kernels a dense weight uses."""
+    return backend == "cpu"
+
+
 def compute_fit(fit: Efficiency, backend: str) -> Efficiency:
-    """The efficiencies a pass computes with on a backend: a cpu backend's routed experts run
-    at the dense rate (eff_experts 1: ggml-cpu's `mul_mat_id` sends an expert's rows through
-    the dot-product kernels a dense weight uses)."""
-    if backend == "cpu" and fit.eff_experts != 1.0:
+    """The efficiencies a pass computes with on a backend: eff_experts 1 where the routed
+    experts run at the dense rate (`experts_at_dense_rate`)."""
+    if experts_at_dense_rate(backend) and fit.eff_experts != 1.0:
         return fit.model_copy(update={"eff_experts": 1.0})
     return fit
 

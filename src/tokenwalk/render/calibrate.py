@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console, Group
 
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.costs.timing import experts_at_dense_rate
 from tokenwalk.render.fmt import seconds
 from tokenwalk.render.layout import FitTable, drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
@@ -23,9 +24,9 @@ def _err(s: ErrorStats) -> str:
 _COLUMNS = ("eff_bw", "eff_compute", "overhead per layer", "rows_half", "eff_experts", "rows")
 
 
-def _experts(p: dict, group: str = "") -> str:
-    """eff_experts as a share; '-' for a cpu backend, whose experts run at the dense rate."""
-    if group.partition(" ")[0].endswith("/cpu"):
+def _experts(p: dict, backend: str = "") -> str:
+    """eff_experts as a share; '-' where the experts run at the dense rate (a cpu backend)."""
+    if experts_at_dense_rate(backend):
         return "-"
     return f"{p.get('eff_experts', 1.0):.0%}"
 
@@ -44,7 +45,7 @@ def _params(name: str, p: dict) -> dict[str, str]:
         "eff_compute": f"{p['eff_compute']:.0%}",
         "overhead per layer": seconds(p["overhead_per_layer_s"]),
         "rows_half": f"{p['rows_half']:,.0f}",
-        "eff_experts": _experts(p, name),
+        "eff_experts": _experts(p, name.partition(" ")[0].rpartition("/")[2]),
         "rows": "" if rows is None else str(int(rows)),
     }
 
@@ -114,8 +115,8 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['after_tok_s']:,.1f}",
         )
     p = FitTable(show_header=True, box=None)
-    # a cpu backend's routed experts run at the dense rate: no eff_experts column there
-    experts = fit.backend != "cpu"
+    # no eff_experts column where the routed experts run at the dense rate (a cpu backend)
+    experts = not experts_at_dense_rate(fit.backend)
     cols = ("", "eff_bw", "eff_compute", "overhead per layer", "rows_half")
     for col in (*cols, *(["eff_experts"] if experts else []), "median error"):
         # parameter names (as in the machine file) are never broken; the rest wrap at spaces

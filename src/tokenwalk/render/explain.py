@@ -594,7 +594,12 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
                 "",
                 f"{r.expert_rows:,.0f} tokens per woken expert",
                 f"a product of n rows runs at n / (n + {r.fit.rows_half:,.0f}) of the matrix "
-                f"rate, a routed expert's at {_p(r.fit.eff_experts)} of that",
+                "rate"
+                + (
+                    f", a routed expert's at {_p(r.fit.eff_experts)} of that"
+                    if r.fit.eff_experts != 1.0
+                    else ""
+                ),
             )
         )
     steps.append(

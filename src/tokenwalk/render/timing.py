@@ -22,8 +22,10 @@ __all__ = ["render_decode", "render_prefill", "fit_line", "split_view", "rpc_lin
 
 def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
     """The efficiencies a report used, where they come from; `experts`: say the routed
-    experts' share too (a mixture of experts' prefill)."""
-    routed = f", routed experts at {pct(fit.eff_experts)} of that" if experts else ""
+    experts' share too (a mixture of experts' prefill), where it is not the dense rate."""
+    routed = ""
+    if experts and fit.eff_experts != 1.0:
+        routed = f", routed experts at {pct(fit.eff_experts)} of that"
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
         f"products of {fit.rows_half:,.0f} rows{routed}), "
@@ -259,16 +261,21 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
     if moe:
+        kernels = ""
+        if r.fit.eff_experts != 1.0:
+            kernels = (
+                f", and a routed expert's product at {pct(r.fit.eff_experts)} of a dense one's"
+            )
         parts += [
             "",
             Text(
                 f"experts: share of a chunk's time in routed-expert products. Each woken expert "
                 f"multiplies only about {r.expert_rows:,.0f} of a chunk's tokens (ubatch x "
                 f"experts used / experts woken), a product of n rows runs at n / (n + "
-                f"{r.fit.rows_half:,.0f}) of the matrix rate, and a routed expert's product at "
-                f"{pct(r.fit.eff_experts)} of a dense one's: small products and the routed-"
-                "expert kernels are why a mixture of experts fills its prompt slower than its "
-                "active size suggests.",
+                f"{r.fit.rows_half:,.0f}) of the matrix rate{kernels}: small products"
+                + (" and the routed-expert kernels" if kernels else "")
+                + " are why a mixture of experts fills its prompt slower than its active size "
+                "suggests.",
                 style="dim",
             ),
         ]
