@@ -367,3 +367,17 @@ def test_a_small_model_runs_slower_with_tensor_split_as_published():
     assert within(layer.tok_s, 44767.0)
     assert tensor.tok_s == pytest.approx(18753.0, rel=0.01)
     assert tensor.tok_s < layer.tok_s / 2
+
+
+def test_a_split_prefill_says_how_much_of_a_chunk_its_routed_experts_take(qwen36):
+    """The experts column of a split prefill: the routed-expert products' time on every device
+    (here on the card, after the copy over the link), not 0."""
+    setup = plan(qwen36, system("rtx-5080"), Offload(cpu_moe=True), ctx=8192)
+    chunk = split_prefill_report(setup, prompt=4096).chunks[0]
+    assert chunk.bound == "link"
+    assert 0.0 < chunk.expert_s < chunk.compute_s <= chunk.time_s
+    dense = load_model("llama-3.1-8b", "Q4_K_M").model
+    flat = split_prefill_report(
+        plan(dense, system("rtx-5080"), Offload(gpu_layers=20), ctx=8192), prompt=4096
+    )
+    assert all(c.expert_s == 0.0 for c in flat.chunks)

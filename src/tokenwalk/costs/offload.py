@@ -916,6 +916,7 @@ class SystemPass(BaseModel):
     time_s: float
     memory_s: float
     compute_s: float
+    expert_s: float  # the routed-expert products' share of compute_s, all devices
     overhead_s: float
     link_s: float
     bytes: float  # weights + KV + state read, all devices
@@ -1013,10 +1014,11 @@ def tensor_parallel_machine(system: System) -> Machine:
     )
 
 
-def _cost(work: PassWork, m: Machine) -> tuple[float, float, float, float, str]:
-    """(time, memory, compute, overhead, bound) of a part on its device (`timing.pass_cost`)."""
+def _cost(work: PassWork, m: Machine) -> tuple[float, float, float, float, str, float]:
+    """(time, memory, compute, overhead, bound, routed experts' share of compute) of a part on
+    its device (`timing.pass_cost`)."""
     c = pass_cost(work, m)
-    return c.time_s, c.memory_s, c.compute_s, c.overhead_s, c.bound
+    return c.time_s, c.memory_s, c.compute_s, c.overhead_s, c.bound, c.expert_s
 
 
 def system_pass(
@@ -1042,7 +1044,7 @@ def system_pass(
     tokens = n_tokens * streams
     devices = [tensor_parallel_machine(system)] if tensor_split else list(system.devices)
     parts: list[DevicePart] = []
-    mem_s = comp_s = over_s = link_s = 0.0
+    mem_s = comp_s = over_s = link_s = exp_s = 0.0
     w_bytes = kv_b = st_b = flops = 0.0
     gpu_w = 0.0
     for part in _parts(model, placement, load_mtp):
@@ -1059,14 +1061,14 @@ def system_pass(
         flops += work.flops
         if part.device != HOST:
             dev = devices[min(part.device, len(devices) - 1)]
-            t, m, c, o, bound = _cost(work, dev)
+            t, m, c, o, bound, x = _cost(work, dev)
             gpu_w += work.weight_bytes
-            mem_s, comp_s, over_s = mem_s + m, comp_s + c, over_s + o
+            mem_s, comp_s, over_s, exp_s = mem_s + m, comp_s + c, over_s + o, exp_s + x
             parts.append(_work_part(dev.slug, "gpu", work, t, bound))
             continue
         # the host's part: on the CPU, or (a micro-batch of 32 tokens or more) its weights
         # copied over the link and multiplied on the first GPU, attention staying on the CPU
-        t, m, c, o, bound = _cost(work, host)
+        t, m, c, o, bound, x = _cost(work, host)
         t, o = t + expert_only * HOST_EXPERT_LAYER_S, o + expert_only * HOST_EXPERT_LAYER_S
         how = "on the CPU"
         part_link = 0.0
@@ -1092,8 +1094,8 @@ def system_pass(
                     cpu_row_flops=per_row,
                 )
             )
-            tg, mg, cg, og, bg = _cost(on_gpu, gpu)
-            tc, mc, cc, oc, _ = _cost(on_cpu, host)
+            tg, mg, cg, og, bg, x = _cost(on_gpu, gpu)
+            tc, mc, cc, oc, _, _ = _cost(on_cpu, host)
             copy_s = streamed / (link * LINK_COPY_EFFICIENCY)
             # the scheduler offloads whenever it may, faster or not (--no-op-offload stops it)
             t, m, c, o = copy_s + tg + tc, mg + mc, cg + cc, og + oc
@@ -1101,6 +1103,7 @@ def system_pass(
             bound = "link" if copy_s > tg + tc else bg
             how = "weights copied over the link, multiplied on the GPU"
         mem_s, comp_s, over_s, link_s = mem_s + m, comp_s + c, over_s + o, link_s + part_link
+        exp_s += x
         parts.append(_work_part(host.slug, "host", work, t, bound, how))
     hops = _crossings(model, placement)
     if tensor_split and len(system.devices) > 1:
@@ -1158,6 +1161,7 @@ def system_pass(
         time_s=total,
         memory_s=mem_s,
         compute_s=comp_s,
+        expert_s=exp_s,
         overhead_s=over_s,
         link_s=link_s,
         bytes=w_bytes + kv_b + st_b,

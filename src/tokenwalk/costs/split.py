@@ -692,7 +692,7 @@ def split_prefill_report(
                 bound=sp.bound.split(" ")[-1],
                 memory_s=sp.memory_s,
                 compute_s=sp.compute_s,
-                expert_s=0.0,
+                expert_s=sp.expert_s,
                 overhead_s=sp.overhead_s,
                 weight_read_bytes=sp.weight_bytes,
                 read_bytes=sp.bytes,
