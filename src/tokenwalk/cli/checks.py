@@ -10,11 +10,12 @@ from tokenwalk.cli.app import respond, warn
 
 if TYPE_CHECKING:
     from tokenwalk.costs.budget import MemoryFit
+    from tokenwalk.costs.split import Setup
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
     from tokenwalk.system import Offload, System, SystemSpec
 
-__all__ = ["system_bytes", "fit_on", "answer", "on_system"]
+__all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system"]
 
 
 def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offload]:
@@ -63,6 +64,26 @@ def fit_on(
         gpu_limit_bytes=int(m.gpu_usable_bytes) if m.gpu_usable_bytes else None,
         **kw,
     )
+
+
+def system_fit(
+    models: list[Model],
+    system: System,
+    setup: Setup | None,
+    system_gb: float | None,
+    *,
+    ctx: int,
+    kv_type: str,
+    **kw: Any,
+) -> MemoryFit | None:
+    """Does a timing answer's request fit? On one pool of memory, `fit_on` its device with
+    `ctx` tokens of KV; on a card and its host, the placement's verdict
+    (`costs.split.split_memory_fit`). `kw`: parallel or ubatch."""
+    if setup is None:
+        return fit_on(models, system.first, system_gb, ctx=ctx, kv_type=kv_type.lower(), **kw)
+    from tokenwalk.costs.split import split_memory_fit
+
+    return split_memory_fit(setup, kv_type=kv_type.lower(), **kw)
 
 
 def answer(report: Any, fit: MemoryFit | None, warnings: list[str], json: bool) -> None:

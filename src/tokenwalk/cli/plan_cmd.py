@@ -23,7 +23,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system
+from tokenwalk.cli.checks import answer, fit_on, on_system, system_fit
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
@@ -283,12 +283,9 @@ def trace(
         )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": trace_energy(report, power, cost.price)})
-    if setup is None:
-        fit = fit_on([mdl], m, system.system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch)
-    else:
-        from tokenwalk.costs.split import split_memory_fit
-
-        fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
+    fit = system_fit(
+        [mdl], sysm, setup, system.system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch
+    )
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 
@@ -331,14 +328,7 @@ def _trace_session(
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": session_energy(report, power, cost.price)})
     tokens = max(p + o for p, _, o in calls)
-    if setup is None:
-        fit = fit_on(
-            [mdl], sysm.first, system_gb, ctx=tokens, kv_type=kv_type.lower(), ubatch=ubatch
-        )
-    else:
-        from tokenwalk.costs.split import split_memory_fit
-
-        fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
+    fit = system_fit([mdl], sysm, setup, system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch)
     answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
 
 

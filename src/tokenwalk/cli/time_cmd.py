@@ -19,7 +19,7 @@ from tokenwalk.cli.app import (
     load,
     tokens_option,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system
+from tokenwalk.cli.checks import answer, on_system, system_fit
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
@@ -66,14 +66,9 @@ def decode(
     report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": decode_energy(report, power, cost.price)})
-    if setup is None:
-        fit = fit_on(
-            [mdl], sysm.first, system.system_gb, ctx=ctx, kv_type=kv_type.lower(), parallel=parallel
-        )
-    else:
-        from tokenwalk.costs.split import split_memory_fit
-
-        fit = split_memory_fit(setup, kv_type=kv_type.lower(), parallel=parallel)
+    fit = system_fit(
+        [mdl], sysm, setup, system.system_gb, ctx=ctx, kv_type=kv_type, parallel=parallel
+    )
     answer(report, fit, warnings, json)
 
 
@@ -103,8 +98,8 @@ def prefill(
     or memory-bound, the attention share, and what a prefix cache saves; on a card and its
     host, RAM-resident weights copied over the link (op offload). Warns when the model and the
     prompt's KV do not fit."""
+    from tokenwalk.costs.compare import system_prefill
     from tokenwalk.costs.energy import prefill_energy
-    from tokenwalk.costs.timing import prefill_report
     from tokenwalk.costs.workload import check_workload, context_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
@@ -121,25 +116,12 @@ def prefill(
     else:
         mdl = load(model, quant, json=json, no_cache=no_cache).model
     warnings = context_warnings([mdl], prompt, "a prompt")
-    if sysm.unified:
-        m = sysm.first
-        report = prefill_report(
-            mdl, m, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
-        )
-        energy = prefill_energy(report, cost.power(sysm), cost.price)
-        report = report.model_copy(update={"energy": energy})
-        fit = fit_on([mdl], m, system.system_gb, ctx=prompt, kv_type=kv_type.lower(), ubatch=ubatch)
-        answer(report, fit, warnings, json)
-        return
-    from tokenwalk.costs.compare import system_plan
-    from tokenwalk.costs.split import split_memory_fit, split_prefill_report
-
-    setup = system_plan(mdl, sysm, offload, ctx=prompt, kv_type=kv_type, ubatch=ubatch)
-    assert setup is not None  # a card and its host
-    report = split_prefill_report(
-        setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+    report, setup = system_prefill(
+        mdl, sysm, offload, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
-    power = cost.power(sysm, host_computes=setup.host_computes)
+    power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
-    fit = split_memory_fit(setup, kv_type=kv_type.lower(), ubatch=ubatch)
+    fit = system_fit(
+        [mdl], sysm, setup, system.system_gb, ctx=prompt, kv_type=kv_type, ubatch=ubatch
+    )
     answer(report, fit, warnings, json)

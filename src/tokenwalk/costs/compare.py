@@ -33,7 +33,7 @@ from tokenwalk.costs.budget import (
     loaded_weight_bytes,
 )
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
-from tokenwalk.costs.timing import DecodeReport, decode_report
+from tokenwalk.costs.timing import DecodeReport, PrefillReport, decode_report, prefill_report
 from tokenwalk.costs.trace import SessionReport, TraceReport, session_report, trace_report
 from tokenwalk.costs.workload import context_warnings, default_context, tokens_per_stream
 from tokenwalk.errors import InputError
@@ -53,6 +53,7 @@ __all__ = [
     "system_plan",
     "system_budget",
     "system_decode",
+    "system_prefill",
     "system_trace",
     "system_session",
     "compare_row",
@@ -170,6 +171,33 @@ def system_decode(
 
         report = split_decode_report(setup, ctx=per_stream, kv_type=kv_type, parallel=parallel)
     return report.model_copy(update={"ctx": ctx}), setup
+
+
+def system_prefill(
+    model: Model,
+    system: System,
+    offload: Offload,
+    *,
+    prompt: int,
+    cached: int = 0,
+    ubatch: int = 512,
+    kv_type: str = "f16",
+) -> tuple[PrefillReport, Setup | None]:
+    """`prefill`'s answer for `model` on `system`: a prompt of `prompt` tokens, `cached` of them
+    already in the cache, in micro-batches of `ubatch`. The placement comes back too (None on
+    one pool of memory)."""
+    setup = system_plan(model, system, offload, ctx=prompt, kv_type=kv_type, ubatch=ubatch)
+    if setup is None:
+        report = prefill_report(
+            model, system.first, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+        )
+        return report, None
+    from tokenwalk.costs.split import split_prefill_report
+
+    report = split_prefill_report(
+        setup, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
+    )
+    return report, setup
 
 
 def _split_trace_kw(
