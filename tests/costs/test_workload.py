@@ -99,3 +99,20 @@ def test_every_command_assumes_the_same_context_when_none_is_given(slug, capsys)
     assert ctx_of("budget", slug, "-m", "rtx-4090", "--gpu-layers", "4")["ctx"] == want
     fits = ctx_of("models", "--fits", "rtx-4090")
     assert next(r for r in fits["models"] if r["slug"] == slug)["ctx"] == want
+
+
+@pytest.mark.parametrize(
+    ("room", "limit", "want"),
+    [(100, 131072, 0), (256, 131072, 256), (5000, 131072, 4864), (10**9, 40960, 40960)],
+)
+def test_largest_context_is_the_last_multiple_of_256_that_fits(room, limit, want):
+    from tokenwalk.costs.workload import largest_context
+
+    calls: list[int] = []
+
+    def fits(c: int) -> bool:
+        calls.append(c)
+        return c <= room
+
+    assert largest_context(fits, limit) == want
+    assert len(calls) <= 2 + limit.bit_length()  # a bisection, not a scan

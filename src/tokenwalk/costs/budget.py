@@ -32,6 +32,7 @@ from tokenwalk.costs.workload import (
     check_workload,
     context_warnings,
     default_context,
+    largest_context,
     shortest_trained,
     tokens_per_stream,
 )
@@ -192,18 +193,9 @@ def max_context_that_fits(
     KV never shrinks as the context grows, so a bisection over the context is exact.
     """
     top = limit or max((m.spec.n_ctx_train for m in models), default=0) or 131072
-    if _used(models, 256, kv_type, parallel, ubatch, load_mtp) > room_bytes:
-        return 0
-    lo, hi = 1, max(1, top // 256)
-    if _used(models, hi * 256, kv_type, parallel, ubatch, load_mtp) <= room_bytes:
-        return top
-    while lo < hi - 1:
-        mid = (lo + hi) // 2
-        if _used(models, mid * 256, kv_type, parallel, ubatch, load_mtp) <= room_bytes:
-            lo = mid
-        else:
-            hi = mid
-    return lo * 256
+    return largest_context(
+        lambda c: _used(models, c, kv_type, parallel, ubatch, load_mtp) <= room_bytes, top
+    )
 
 
 def budget_report(

@@ -57,19 +57,30 @@ def _speedup(alpha: float, gamma: int, t_draft: float, t_verify: float, t_step: 
     return tokens_per_round(alpha, gamma) / (gamma * t_draft + t_verify) * t_step
 
 
+_ALPHA_MAX = 0.999999  # the acceptance rate's top: alpha = 1 would accept drafts forever
+
+
 def break_even_alpha(gamma: int, t_draft: float, t_verify: float, t_step: float) -> float | None:
     """Smallest alpha at which speculation matches plain decoding (bisection; E grows with alpha).
 
     None when even alpha -> 1 does not pay.
     """
-    if _speedup(0.999999, gamma, t_draft, t_verify, t_step) < 1.0:
+    if _speedup(_ALPHA_MAX, gamma, t_draft, t_verify, t_step) < 1.0:
         return None
     if _speedup(0.0, gamma, t_draft, t_verify, t_step) >= 1.0:
         return 0.0
-    lo, hi = 0.0, 0.999999
+    return _smallest_alpha(1.0, gamma, t_draft, t_verify, t_step)
+
+
+def _smallest_alpha(
+    speedup: float, gamma: int, t_draft: float, t_verify: float, t_step: float
+) -> float:
+    """The smallest alpha in [0, 1) whose speedup reaches `speedup`, by bisection (the speedup
+    grows with alpha); the caller checks that the range holds it."""
+    lo, hi = 0.0, _ALPHA_MAX
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _speedup(mid, gamma, t_draft, t_verify, t_step) >= 1.0:
+        if _speedup(mid, gamma, t_draft, t_verify, t_step) >= speedup:
             hi = mid
         else:
             lo = mid
@@ -83,20 +94,13 @@ def alpha_for_speedup(
 
     Turns a measured speedup (tok/s with drafting over tok/s without) into the alpha it implies.
     """
-    lo, hi = 0.0, 0.999999
     if (
-        not _speedup(lo, gamma, t_draft, t_verify, t_step)
+        not _speedup(0.0, gamma, t_draft, t_verify, t_step)
         <= speedup
-        <= _speedup(hi, gamma, t_draft, t_verify, t_step)
+        <= _speedup(_ALPHA_MAX, gamma, t_draft, t_verify, t_step)
     ):
         return None
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if _speedup(mid, gamma, t_draft, t_verify, t_step) >= speedup:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _smallest_alpha(speedup, gamma, t_draft, t_verify, t_step)
 
 
 _BLK = "blk."

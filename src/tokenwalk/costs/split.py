@@ -54,6 +54,7 @@ from tokenwalk.costs.workload import (
     check_workload,
     context_warnings,
     default_context,
+    largest_context,
     shortest_trained,
     tokens_per_stream,
 )
@@ -357,20 +358,7 @@ def split_budget_report(
             return False
         return all(d.fits for d in devs)
 
-    limit = shortest * parallel or 131072
-    best = 0
-    if fits_at(256):
-        lo, hi = 1, max(1, limit // 256)
-        if fits_at(hi * 256):
-            best = limit
-        else:
-            while lo < hi - 1:
-                mid = (lo + hi) // 2
-                if fits_at(mid * 256):
-                    lo = mid
-                else:
-                    hi = mid
-            best = lo * 256
+    best = largest_context(fits_at, shortest * parallel or 131072)
     if best and best < ctx and not offload.auto:
         warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
     hints: list[str] = []

@@ -11,7 +11,7 @@ stream n_ctx_seq = ctx / parallel cells (llama-context.cpp) and refuses n_ctx_se
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
@@ -23,6 +23,7 @@ __all__ = [
     "MAX_OUTPUT",
     "DEFAULT_CTX",
     "default_context",
+    "largest_context",
     "shortest_trained",
     "tokens_per_stream",
     "check_workload",
@@ -48,6 +49,24 @@ def default_context(models: Iterable[Model], parallel: int = 1) -> int:
     its trained context. Tokens."""
     shortest = shortest_trained(models)
     return min(DEFAULT_CTX, shortest * parallel) if shortest else DEFAULT_CTX
+
+
+def largest_context(fits: Callable[[int], bool], limit: int, step: int = 256) -> int:
+    """The largest context for which `fits` holds: `limit` itself, else a multiple of `step`
+    below it; 0 when not even `step` tokens fit. Memory never shrinks as the context grows, so
+    a bisection over the multiples of `step` is exact. Tokens."""
+    if not fits(step):
+        return 0
+    lo, hi = 1, max(1, limit // step)
+    if fits(hi * step):
+        return limit
+    while lo < hi - 1:
+        mid = (lo + hi) // 2
+        if fits(mid * step):
+            lo = mid
+        else:
+            hi = mid
+    return lo * step
 
 
 def tokens_per_stream(ctx: int, parallel: int = 1) -> int:
