@@ -68,3 +68,23 @@ def test_note_lines_pack_whole_notes_in_order():
     notes = [(1, "6,500 tokens"), (2, "x" * 50), (3, "end-of-turn token")]
     assert note_lines(notes, 70) == ["¹ 6,500 tokens  ² " + "x" * 50, "³ end-of-turn token"]
     assert note_lines([], 70, ["(see --json)"]) == ["(see --json)"]
+
+
+def test_a_fit_table_fills_what_fits_and_says_what_it_left_out():
+    from rich.console import Console
+    from rich.text import Text
+
+    from tokenwalk.render.layout import FitTable
+
+    rows = [
+        {"name": "a-long-slug", "size": "1.2 GB", "rows": "305", "note": Text("x" * 30)},
+        {"name": "b", "size": "12.0 GB", "rows": "4", "note": Text("y")},
+    ]
+    for width, want in ((80, []), (30, ["note"]), (20, ["note", "rows"])):
+        t = FitTable()
+        assert t.fill(rows, width, ("note", "rows"), left=("name",)) == want
+        console = Console(width=width, record=True)
+        console.print(t)
+        lines = console.export_text().splitlines()
+        assert all(len(x) <= width for x in lines)
+        assert any("a-long-slug" in x for x in lines)  # a typed name is never cut

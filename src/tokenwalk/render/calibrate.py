@@ -9,7 +9,7 @@ from rich.console import Console, Group
 from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
 from tokenwalk.costs.timing import experts_at_dense_rate
 from tokenwalk.render.fmt import seconds
-from tokenwalk.render.layout import FitTable, drop_columns, left_out_note
+from tokenwalk.render.layout import FitTable, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_defaults", "render_machine_fit"]
@@ -60,16 +60,9 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
     rows += [_params(_short_peak(g), p) for g, p in fit.group_fits.items()]
     # kind/backend and parameter names, as the machine file spells them, are never cut: a
     # narrow terminal leaves the run counts out, and says so
-    widths = {
-        c: max(len(c) if c != _COLUMNS[2] else 8, *(len(r[c]) for r in rows)) for c in rows[0]
-    }
-    kept, dropped = drop_columns(widths, console.width, ("rows", "eff_experts"), edge=-2)
-    if dropped:
-        t.compact()
-    for col in kept:
-        t.add_column(col, justify="left" if col == "fit" else "right", no_wrap=col != _COLUMNS[2])
-    for r in rows:
-        t.add_row(*(r[c] for c in kept))
+    dropped = t.fill(
+        rows, console.width, ("rows", "eff_experts"), left=("fit",), wrap={_COLUMNS[2]: 8}
+    )
     e = FitTable(
         title="Fit residuals: |predicted / measured - 1|, median / 90th percentile",
         title_justify="left",

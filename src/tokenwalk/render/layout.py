@@ -205,6 +205,43 @@ class FitTable(Table):
     collapsed (two columns a column instead of three, four at the edges), before any cell is
     wrapped or cut."""
 
+    def fill(
+        self,
+        rows: Sequence[Mapping[str, str | Text]],
+        width: int,
+        drop_order: Sequence[str],
+        *,
+        left: Iterable[str] = (),
+        wrap: Mapping[str, int] | None = None,
+    ) -> list[str]:
+        """Add the columns of `rows` (one mapping a row, in column order) that fit `width`
+        terminal columns, then the rows: whole columns are left out in `drop_order` (least
+        needed first) and the table is drawn compact when any is (`drop_columns`). `left`: the
+        columns justified left (the others right); `wrap`: the columns whose heading may wrap,
+        with the width it wraps to (no other column wraps). Returns the columns left out."""
+        from rich.cells import cell_len
+
+        wrap = wrap or {}
+
+        def need(col: str) -> int:
+            cells = (
+                x.cell_len if not isinstance(x, str) else cell_len(x)
+                for x in (r[col] for r in rows)
+            )
+            return max(wrap.get(col, cell_len(col)), *cells)
+
+        kept, dropped = drop_columns({c: need(c) for c in rows[0]}, width, drop_order, edge=-2)
+        if dropped:
+            self.compact()
+        left = set(left)
+        for col in kept:
+            self.add_column(
+                col, justify="left" if col in left else "right", no_wrap=col not in wrap
+            )
+        for r in rows:
+            self.add_row(*(r[c] for c in kept))
+        return dropped
+
     def compact(self) -> None:
         """Draw without borders or edges: 2 columns between cells, none at the ends
         (`table_width(..., edge=-2)`)."""

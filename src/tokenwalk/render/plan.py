@@ -18,7 +18,6 @@ from tokenwalk.render.fmt import capacity, count, human_bytes, pct, rate, second
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
-    drop_columns,
     left_out_note,
     marker,
     note_lines,
@@ -119,14 +118,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
         )
     # a device's slug is typed (--machine, --host): never cut; a narrow terminal leaves
     # whole columns out, and says so
-    widths = {col: max(len(col), *(x[col].cell_len for x in rows)) for col in rows[0]}
-    kept, dropped = drop_columns(widths, console.width, ("buffers", "of", "holds"), edge=-2)
-    if dropped:
-        t.compact()
-    for col in kept:
-        t.add_column(col, justify="left" if col in ("device", "holds") else "right", no_wrap=True)
-    for x in rows:
-        t.add_row(*(x[col] for col in kept))
+    dropped = t.fill(rows, console.width, ("buffers", "of", "holds"), left=("device", "holds"))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
     summary.add_column()

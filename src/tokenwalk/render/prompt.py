@@ -6,7 +6,7 @@ from rich.console import Console, Group
 
 from tokenwalk.costs.trace import SessionReport
 from tokenwalk.render.fmt import count, seconds
-from tokenwalk.render.layout import Facts, FitTable, drop_columns, left_out_note
+from tokenwalk.render.layout import Facts, FitTable, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
 from tokenwalk.text.prompt import TokenCount
 
@@ -66,15 +66,8 @@ def render_session(r: SessionReport, console: Console) -> None:
         }
         for c in r.calls
     ]
-    widths = {col: max(len(col), *(len(x[col]) for x in rows)) for col in rows[0]}
     order = ("at", "cached", "reply", "load") if r.n_cold_loads else ("load", "at", "cached")
-    kept, dropped = drop_columns(widths, console.width, order, edge=-2)
-    if dropped:
-        t.compact()
-    for col in kept:
-        t.add_column(col, justify="right", no_wrap=True)
-    for x in rows:
-        t.add_row(*(x[col] for col in kept))
+    dropped = t.fill(rows, console.width, order)
     s = Facts()
     s.add_row(
         "prompt tokens sent",
