@@ -287,7 +287,8 @@ def benchmark_observations(
 #   because cross-validation does not favour it (docs/timing-model.md);
 # - "previous": no row term, groups by kind/backend only (the first timing model).
 VARIANTS = ("rows", "tiles", "previous")
-_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0, 0.0, 0.0) for k in PRIOR_SIGMA}
+# eff_bw, eff_compute and the overhead only: no rows_half, no eff_experts
+_PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0) + (0.0,) * (len(PARAMS) - 3) for k in PRIOR_SIGMA}
 
 
 def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[str, ...]]:
@@ -336,7 +337,9 @@ def naive_predictions(design: Design) -> np.ndarray:
     """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
     d = Design(design.obs)
     d.rowc = np.zeros_like(d.rowc)
-    return predict_tok_s(d, np.array([0.0, 0.0, math.log(1e-8), 0.0, 0.0]))
+    x = np.zeros(len(PARAMS))  # every share at 100%, rows_half at 1 (its term is gone)
+    x[PARAMS.index("overhead_per_layer_s")] = math.log(1e-8)
+    return predict_tok_s(d, x)
 
 
 class ErrorStats(BaseModel):

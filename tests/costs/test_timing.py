@@ -191,6 +191,33 @@ def test_routed_experts_see_ubatch_k_over_e_rows(moe):
     assert w.expert_flops == pytest.approx(w.expert_row_flops * 16.0, rel=0.01)
 
 
+def test_routed_experts_run_at_eff_experts_of_the_dense_rate(moe):
+    """compute = (F - F_x + h (R - R_x) + (F_x + h R_x) / eff_experts) / FLOPS on a GPU, with
+    F_x, R_x the routed experts' part; at eff_experts 1/2 the experts take exactly twice as
+    long. A cpu backend runs them at the dense rate (eff_experts ignored); decode (mat-vec
+    kernels) has no expert part."""
+    w = pass_work(moe, 512, 0, n_logits=0)
+    h = 16.0
+
+    def machine(backend: str, share: float) -> Machine:
+        m = _machine(backend, h)
+        return m.model_copy(update={"fit": m.fit.model_copy(update={"eff_experts": share})})
+
+    half = pass_time(moe, machine("cuda", 0.5), 512, 0, n_logits=0)
+    dense_part = (w.flops - w.expert_flops + h * (w.row_flops - w.expert_row_flops)) / 10e12
+    experts = (w.expert_flops + h * w.expert_row_flops) / 10e12
+    assert half.expert_s == pytest.approx(2 * experts)
+    assert half.compute_s == pytest.approx(dense_part + 2 * experts)
+    whole = pass_time(moe, machine("cuda", 1.0), 512, 0, n_logits=0)
+    assert whole.compute_s == pytest.approx((w.flops + h * w.row_flops) / 10e12)
+    cpu = pass_time(moe, machine("cpu", 0.5), 512, 0, n_logits=0)
+    dense_rate = pass_time(moe, machine("cpu", 1.0), 512, 0, n_logits=0)
+    assert cpu.compute_s == pytest.approx(dense_rate.compute_s)
+    step = pass_time(moe, machine("cuda", 0.5), 1, 0)
+    assert step.expert_s == 0.0
+    assert step.compute_s == pytest.approx(pass_time(moe, machine("cuda", 1.0), 1, 0).compute_s)
+
+
 def test_a_cpu_pays_for_its_mat_vec_products(dense):
     """Decoding: a GPU's mat-vec kernels hide the weights' FLOPs under the read (attention
     only); a CPU pays them, each product of one row at 1 / (1 + rows_half) of its rate."""

@@ -56,12 +56,12 @@ def decode(
     the model and its KV do not fit."""
     from tokenwalk.costs.compare import system_decode
     from tokenwalk.costs.energy import decode_energy
-    from tokenwalk.costs.workload import check_workload, context_warnings, tokens_per_stream
+    from tokenwalk.costs.workload import check_workload, stream_warnings
 
     check_workload(ctx=ctx, parallel=parallel, min_ctx=0)
     sysm, offload = on_system(system)
     mdl = load(model, quant, json=json, no_cache=no_cache).model
-    warnings = context_warnings([mdl], tokens_per_stream(ctx, parallel), "a stream's context")
+    warnings = stream_warnings([mdl], ctx, parallel)
     # each stream reads its own share of the context; the answer reports the total asked
     report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)

@@ -30,10 +30,10 @@ from tokenwalk.costs.kv import KvSweepRow, cache_by_context, context_points, kv_
 from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import (
     check_workload,
-    context_warnings,
     default_context,
     largest_context,
     shortest_trained,
+    stream_warnings,
     tokens_per_stream,
 )
 from tokenwalk.errors import InputError
@@ -236,7 +236,7 @@ def budget_report(
     if ctx is None:
         ctx = default_context(models, parallel)
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
+    warnings = stream_warnings(models, ctx, parallel)
     rows = []
     for m in models:
         w, kv, st, buf = model_memory_bytes(m, ctx, kv_type, parallel, ubatch, load_mtp)

@@ -14,9 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.workload import (
     check_workload,
-    context_warnings,
     default_context,
-    tokens_per_stream,
+    stream_warnings,
 )
 from tokenwalk.errors import UnknownNameError
 from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
@@ -202,7 +201,7 @@ def kv_report(
     if ctx is None:
         ctx = default_context([model])
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    warnings = context_warnings([model], tokens_per_stream(ctx, parallel), "a stream's context")
+    warnings = stream_warnings([model], ctx, parallel)
 
     kinds: dict[str, dict[str, float]] = {}
     full_cells = context_cells(ctx, parallel)

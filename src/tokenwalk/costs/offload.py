@@ -56,6 +56,7 @@ from tokenwalk.costs.timing import (
     pass_work,
 )
 from tokenwalk.costs.weights import weight_bytes_read
+from tokenwalk.costs.workload import largest_that_fits
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.layers import Attention, Ffn, Layer
@@ -767,13 +768,7 @@ class _MoeFit:
 
     def _largest(self, lo: int, hi: int, make, d: int) -> int:  # noqa: ANN001
         """The largest k in [lo, hi) with make(k) fitting card d; make(lo) is taken to fit."""
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.fits(make(mid), d):
-                lo = mid
-            else:
-                hi = mid
-        return lo
+        return largest_that_fits(lambda k: self.fits(make(k), d), lo, hi)
 
     def run(self) -> Placement:
         nd = self.nd

@@ -52,11 +52,10 @@ from tokenwalk.costs.timing import (
 )
 from tokenwalk.costs.workload import (
     check_workload,
-    context_warnings,
     default_context,
     largest_context,
     shortest_trained,
-    tokens_per_stream,
+    stream_warnings,
 )
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
@@ -327,7 +326,7 @@ def split_budget_report(
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     devices, setups = _devices_at(models, system, offload, ctx, kv_type, parallel, ubatch)
     ctx = setups[0].placement.ctx
-    warnings = context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")
+    warnings = stream_warnings(models, ctx, parallel)
     gpus = [d for d in devices if d.role == "gpu"]
     fits = all(d.fits for d in devices)
     rows = [

@@ -24,7 +24,9 @@ __all__ = [
     "DEFAULT_CTX",
     "default_context",
     "largest_context",
+    "largest_that_fits",
     "shortest_trained",
+    "stream_warnings",
     "tokens_per_stream",
     "check_workload",
     "context_warnings",
@@ -51,22 +53,28 @@ def default_context(models: Iterable[Model], parallel: int = 1) -> int:
     return min(DEFAULT_CTX, shortest * parallel) if shortest else DEFAULT_CTX
 
 
+def largest_that_fits(fits: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest k in [lo, hi) for which `fits` holds, by bisection: `fits(lo)` is taken to
+    hold, and `fits` must be monotone (what fits at k fits at every smaller k)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def largest_context(fits: Callable[[int], bool], limit: int, step: int = 256) -> int:
     """The largest context for which `fits` holds: `limit` itself, else a multiple of `step`
     below it; 0 when not even `step` tokens fit. Memory never shrinks as the context grows, so
     a bisection over the multiples of `step` is exact. Tokens."""
     if not fits(step):
         return 0
-    lo, hi = 1, max(1, limit // step)
-    if fits(hi * step):
+    top = max(1, limit // step)
+    if fits(top * step):
         return limit
-    while lo < hi - 1:
-        mid = (lo + hi) // 2
-        if fits(mid * step):
-            lo = mid
-        else:
-            hi = mid
-    return lo * step
+    return step * largest_that_fits(lambda k: fits(k * step), 1, top)
 
 
 def tokens_per_stream(ctx: int, parallel: int = 1) -> int:
@@ -130,3 +138,9 @@ def context_warnings(models: Iterable[Model], tokens: int, what: str = "context"
         for m in models
         if m.spec.n_ctx_train and tokens > m.spec.n_ctx_train
     ]
+
+
+def stream_warnings(models: Iterable[Model], ctx: int, parallel: int = 1) -> list[str]:
+    """`context_warnings` for `parallel` streams sharing a context of `ctx` tokens (llama.cpp's
+    -c): each stream holds ctx / parallel of them (`tokens_per_stream`)."""
+    return context_warnings(models, tokens_per_stream(ctx, parallel), "a stream's context")

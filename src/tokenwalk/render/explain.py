@@ -233,6 +233,12 @@ def _efficiency(fit: Efficiency) -> Step:
     )
 
 
+def _routed(eff_experts: float) -> str:
+    """What a routed expert's product runs at, after the row term's words; nothing where the
+    experts run at the dense rate."""
+    return f", a routed expert's at {_p(eff_experts)} of that" if eff_experts != 1.0 else ""
+
+
 def _layers(overhead_s: float, fit: Efficiency) -> str:
     """L of the overhead term, overhead_s = L x overhead per layer (`PassWork.overhead_layers`,
     a float when a scan layer counts a fraction more)."""
@@ -594,12 +600,7 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
                 "",
                 f"{r.expert_rows:,.0f} tokens per woken expert",
                 f"a product of n rows runs at n / (n + {r.fit.rows_half:,.0f}) of the matrix "
-                "rate"
-                + (
-                    f", a routed expert's at {_p(r.fit.eff_experts)} of that"
-                    if r.fit.eff_experts != 1.0
-                    else ""
-                ),
+                f"rate{_routed(r.fit.eff_experts)}",
             )
         )
     steps.append(
@@ -1222,8 +1223,8 @@ def explain_machines(rows: Sequence[Any], console: Console) -> None:
                 "FLOPS x eff_compute",
                 f"{_tflops(m.tflops)} x {_p(m.eff_compute)}",
                 _tflops(m.tflops * m.eff_compute),
-                f"a large product; one of n rows runs at n / (n + {m.rows_half:,.0f}) of it, "
-                f"a routed expert's at {_p(m.eff_experts)} of that",
+                f"a large product; one of n rows runs at n / (n + {m.rows_half:,.0f}) of it"
+                f"{_routed(m.eff_experts)}",
             )
         )
     show(console, f"Where a machine's rates come from ({m.slug})", steps)
