@@ -112,6 +112,24 @@ def test_cli_calibrate_writes_nothing_on_failure(tmp_path, capsys):
     assert rc == 2 and not target.exists()
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\x86\xc0n\x8c\x00\xff", "not UTF-8 text"),
+        (b'[{"avg_ts": "fast", "n_prompt": 512}]', "positive avg_ts"),
+        (b'[{"avg_ts": NaN, "n_gen": 128}]', "positive avg_ts"),
+    ],
+)
+def test_a_bad_llama_bench_file_is_one_clear_line(tmp_path, capsys, content, says):
+    from tokenwalk.cli import main
+
+    bad = tmp_path / "bench.json"
+    bad.write_bytes(content)
+    assert main(["calibrate", "--machine", "rtx-4090", "--from", str(bad), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1 and "internal error" not in err
+
+
 def test_the_machine_file_docs_calibrate_shows_is_what_calibrate_writes(tmp_path, capsys):
     """docs/calibrate.md shows, by hand, the fit its example llama-bench file writes."""
     import yaml

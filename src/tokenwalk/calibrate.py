@@ -553,6 +553,15 @@ def _int(v: Any, default: int = 0) -> int:
         return default
 
 
+def _float(v: Any) -> float:
+    """A finite number, else 0 (which the caller refuses as no measurement)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return 0.0
+    return x if math.isfinite(x) else 0.0
+
+
 def read_llama_bench(path: str | Path) -> list[BenchRun]:
     """Runs from `llama-bench -o json` (a list) or `-o jsonl` (one object a line)."""
     p = Path(path)
@@ -560,6 +569,8 @@ def read_llama_bench(path: str | Path) -> list[BenchRun]:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not llama-bench JSON or JSONL (not UTF-8 text)") from None
     text = text.strip()
     try:
         if text.startswith("["):
@@ -583,7 +594,7 @@ def read_llama_bench(path: str | Path) -> list[BenchRun]:
             n_gen=_int(r.get("n_gen")),
             n_depth=_int(r.get("n_depth")),
             n_ubatch=_int(r.get("n_ubatch"), DEFAULT_UBATCH) or DEFAULT_UBATCH,
-            avg_ts=float(r.get("avg_ts") or 0.0),
+            avg_ts=_float(r.get("avg_ts")),
             backends=str(r.get("backends", "")),
         )
         if run.avg_ts <= 0 or (run.n_prompt > 0) == (run.n_gen > 0):

@@ -37,7 +37,8 @@ def _short_peak(group: str) -> str:
     return f"{kb} {peak[0]}" if peak else kb
 
 
-def _params(name: str, p: dict) -> dict[str, str]:
+def _params(name: str, p: dict, backend: str = "") -> dict[str, str]:
+    """A row of fitted parameters as the tables show them (eff_experts: '-' on a cpu backend)."""
     rows = p.get("n_rows")
     return {
         "fit": name,
@@ -45,9 +46,14 @@ def _params(name: str, p: dict) -> dict[str, str]:
         "eff_compute": f"{p['eff_compute']:.0%}",
         "overhead per layer": seconds(p["overhead_per_layer_s"]),
         "rows_half": f"{p['rows_half']:,.0f}",
-        "eff_experts": _experts(p, name.partition(" ")[0].rpartition("/")[2]),
+        "eff_experts": _experts(p, backend),
         "rows": "" if rows is None else str(int(rows)),
     }
+
+
+def _backend_of(group: str) -> str:
+    """The backend of a composed group's name: 'gpu/cuda m' -> 'cuda' ('global': none)."""
+    return group.partition(" ")[0].rpartition("/")[2]
 
 
 def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None) -> None:
@@ -57,7 +63,7 @@ def render_defaults(fit: DefaultsFit, console: Console, *, written: Path | None)
         title_justify="left",
     )
     rows = [_params("global", fit.global_fit)]
-    rows += [_params(_short_peak(g), p) for g, p in fit.group_fits.items()]
+    rows += [_params(_short_peak(g), p, _backend_of(g)) for g, p in fit.group_fits.items()]
     # kind/backend and parameter names, as the machine file spells them, are never cut: a
     # narrow terminal leaves the run counts out, and says so
     dropped = t.fill(
@@ -107,25 +113,26 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
             f"{r['before_tok_s']:,.1f}",
             f"{r['after_tok_s']:,.1f}",
         )
-    p = FitTable(show_header=True, box=None)
-    # no eff_experts column where the routed experts run at the dense rate (a cpu backend)
-    experts = not experts_at_dense_rate(fit.backend)
-    cols = ("", "eff_bw", "eff_compute", "overhead per layer", "rows_half")
-    for col in (*cols, *(["eff_experts"] if experts else []), "median error"):
-        # parameter names (as in the machine file) are never broken; the rest wrap at spaces
-        p.add_column(col, justify="left" if not col else "right", no_wrap="_" in col)
+    rows = []
     for name, d, err in (
         ("before", fit.before, fit.error_before),
         ("after", fit.after, fit.error_after),
     ):
-        p.add_row(
-            name,
-            f"{d['eff_bw']:.0%}",
-            f"{d['eff_compute']:.0%}",
-            seconds(d["overhead_per_layer_s"]),
-            f"{d['rows_half']:,.0f}",
-            *([_experts(d)] if experts else []),
-            f"{err.median_pct:.1f}%",
-        )
+        row = _params(name, d, fit.backend)
+        del row["rows"]
+        if experts_at_dense_rate(fit.backend):  # the experts run at the dense rate
+            del row["eff_experts"]
+        rows.append({**row, "median error": f"{err.median_pct:.1f}%"})
+    p = FitTable()
+    # parameter names (as in the machine file) are never broken; a narrow terminal leaves
+    # rows_half, then eff_experts out, and says so
+    dropped = p.fill(
+        rows,
+        console.width,
+        ("rows_half", "eff_experts"),
+        left=("fit",),
+        wrap={_COLUMNS[2]: 8, "median error": 6},
+    )
     tail = f"stored in {safe_markup(written)}" if written else "not written (--dry-run)"
-    console.print(Group(t, "", p, "", f"[dim]{tail}[/dim]"))
+    note = [left_out_note(dropped, console.width)] if dropped else []
+    console.print(Group(t, "", p, *note, "", f"[dim]{tail}[/dim]"))
