@@ -88,3 +88,39 @@ def test_a_fit_table_fills_what_fits_and_says_what_it_left_out():
         lines = console.export_text().splitlines()
         assert all(len(x) <= width for x in lines)
         assert any("a-long-slug" in x for x in lines)  # a typed name is never cut
+
+
+def test_a_wrapping_heading_is_never_cut_when_the_table_is_tight():
+    """A heading that may wrap ("overhead per layer") keeps the width counted for it: at every
+    width around the tightest fit, nothing is cut with an ellipsis."""
+    from rich.console import Console
+
+    from tokenwalk.render.layout import FitTable
+
+    rows = [
+        {"fit": "before", "eff_bw": "95%", "overhead per layer": "81 µs", "rows_half": "23",
+         "eff_experts": "42%", "median error": "1775.7%"},
+        {"fit": "after", "eff_bw": "83%", "overhead per layer": "716 µs", "rows_half": "4,100",
+         "eff_experts": "42%", "median error": "5.9%"},
+    ]  # fmt: skip
+    for width in range(36, 64):
+        t = FitTable()
+        t.fill(rows, width, ("rows_half", "eff_experts"), left=("fit",),
+               wrap={"overhead per layer": 8, "median error": 6})  # fmt: skip
+        console = Console(width=width, record=True)
+        console.print(t)
+        text = console.export_text()
+        assert "…" not in text, (width, text)
+        assert all(len(x) <= width for x in text.splitlines())
+
+
+def test_a_budget_s_flags_fold_but_are_never_cut(capsys, monkeypatch):
+    """The -ot patterns budget prints are copied into llama.cpp's command line: at 60 columns
+    they fold onto the next line with every character kept."""
+    from tokenwalk.cli import main
+
+    monkeypatch.setenv("COLUMNS", "60")
+    main(["budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--gpu-layers", "auto"])
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert 'blk\\.(28..39)\\.ffn_.*_exps=CPU"' in out.replace("\n", "").replace(" ", "")

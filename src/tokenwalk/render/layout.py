@@ -233,10 +233,18 @@ class FitTable(Table):
         kept, dropped = drop_columns({c: need(c) for c in rows[0]}, width, drop_order, edge=-2)
         if dropped:
             self.compact()
+        # where the headings do not fit unwrapped in a bordered table (three columns a column,
+        # one at the edge), a heading that wraps gets exactly the width counted for it: Rich
+        # would otherwise shrink it below its longest word when the table is tight
+        unwrapped = [max(w, cell_len(c)) for c, w in kept.items()]
+        tight = table_width(unwrapped, per_column=3, edge=1) > width
         left = set(left)
-        for col in kept:
+        for col, w in kept.items():
             self.add_column(
-                col, justify="left" if col in left else "right", no_wrap=col not in wrap
+                col,
+                justify="left" if col in left else "right",
+                no_wrap=col not in wrap,
+                width=w if col in wrap and tight else None,
             )
         for r in rows:
             self.add_row(*(r[c] for c in kept))

@@ -65,7 +65,8 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     verdict = Text(r.verdict, style=_VERDICT_STYLE[r.verdict])
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    summary.add_column()
+    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
+    summary.add_column(overflow="fold")
     summary.add_row("verdict", verdict)
     if r.gpu_limit_bytes is not None:
         summary.add_row(
@@ -121,7 +122,8 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     dropped = t.fill(rows, console.width, ("buffers", "of", "holds"), left=("device", "holds"))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    summary.add_column()
+    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
+    summary.add_column(overflow="fold")
     summary.add_row("verdict", Text(r.verdict, style=_VERDICT_STYLE[r.verdict]))
     summary.add_row("placement", safe_text(f"{r.split}  ({r.placement})", limit=None))
     summary.add_row(
