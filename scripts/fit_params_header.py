@@ -5,8 +5,9 @@ llama.cpp's `llama-fit-params -v`, which then reports the compute buffer it woul
     llama-fit-params -m OUT.gguf -c 4096 -ub 512 -v 2>&1 | grep "compute buffer"
 
 The metadata carries what llama.cpp needs to build the graph (ARCH: llama, qwen3moe,
-deepseek2, qwen35moe); the tokenizer is n_vocab placeholder tokens and one merge; the tensor
-table is the one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
+deepseek2, qwen35, qwen35moe, qwen3next, granitehybrid, gpt-oss, glm4moe, lfm2moe, gemma4); the
+tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the one tokenwalk
+synthesises for QUANT. Results: tests/data/fit_params.md.
 """
 
 import sys
@@ -25,7 +26,10 @@ w.add_context_length(s.n_ctx_train)
 w.add_embedding_length(s.n_embd)
 w.add_feed_forward_length(max(s.n_ff) if max(s.n_ff) else s.n_ff_exp)
 w.add_head_count(s.n_head[0])
-w.add_head_count_kv(1 if arch == "deepseek2" else max(s.n_head_kv))
+if arch in ("granitehybrid", "lfm2moe", "gemma4"):  # per layer; 0 marks a recurrent layer
+    w.add_head_count_kv(list(s.n_head_kv))
+else:
+    w.add_head_count_kv(1 if arch == "deepseek2" else max(s.n_head_kv))
 w.add_layer_norm_rms_eps(1e-5)
 w.add_rope_freq_base(1e6)
 if s.n_expert:
@@ -49,6 +53,42 @@ if arch == "deepseek2":
 elif arch != "llama":
     w.add_key_length(s.head_k)
     w.add_value_length(s.head_v)
+if arch == "granitehybrid":
+    w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
+    w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
+    w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
+    w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
+    w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
+    w.add_uint32(f"{arch}.rope.dimension_count", s.head_k)
+    if s.n_ff_shexp:
+        w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
+if arch == "gpt-oss":
+    w.add_uint32(f"{arch}.attention.sliding_window", s.n_swa)
+if arch == "gemma4":
+    w.add_uint32(f"{arch}.attention.sliding_window", s.n_swa)
+    w.add_array(f"{arch}.attention.sliding_window_pattern", [bool(x) for x in s.is_swa])
+    w.add_uint32(f"{arch}.embedding_length_per_layer_input", 0)
+    w.add_uint32(f"{arch}.attention.key_length_swa", s.head_k_swa)
+    w.add_uint32(f"{arch}.attention.value_length_swa", s.head_v_swa)
+if arch == "glm4moe":
+    w.add_uint32(f"{arch}.expert_shared_count", s.n_expert_shared)
+    w.add_uint32(f"{arch}.leading_dense_block_count", s.n_layer_dense_lead)
+    w.add_uint32(f"{arch}.expert_gating_func", 2)
+    w.add_uint32(f"{arch}.nextn_predict_layers", s.n_nextn)
+    w.add_uint32(f"{arch}.rope.dimension_count", s.head_k // 2)
+if arch == "lfm2moe":
+    w.add_uint32(f"{arch}.shortconv.l_cache", s.shortconv_l_cache)
+    w.add_uint32(f"{arch}.leading_dense_block_count", s.n_layer_dense_lead)
+    w.add_uint32(f"{arch}.expert_gating_func", 2)
+if arch == "qwen3next":
+    w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
+    w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
+    w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
+    w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
+    w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
+    w.add_uint32(f"{arch}.full_attention_interval", 4)
+    w.add_uint32(f"{arch}.rope.dimension_count", s.head_k // 4)
+    w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
 if arch in ("qwen35moe", "qwen35"):
     w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
     w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)

@@ -22,15 +22,20 @@ def test_dense_ffn_beside_experts_is_gemma4s():
     assert not spec_from_config(find_model("qwen3-30b-a3b").config).dense_ffn_beside_experts
 
 
-def test_expert_outputs_at_the_head_are_deepseek2s():
+def test_rows_held_at_the_head_per_architecture():
     """DeepSeek-V2-Lite at ubatch 512: the head holds n_vocab + 2 n_embd + n_embd (k + shared)
-    f32 per token = 102,400 + 4,096 + 2,048 x (6 + 2) = 122,880 (tests/data/fit_params.md)."""
+    f32 per token = 102,400 + 4,096 + 2,048 x (6 + 2) = 122,880; Qwen3-Next one n_embd more
+    than the usual two, Granite 4.0 H two (tests/data/fit_params.md)."""
     lite = load_model("deepseek-v2-lite", "Q4_K_M").model
-    assert lite.spec.expert_outputs_at_head
+    assert lite.spec.head_extra_rows == 6 + 2
     assert logits_floats(lite) == 102_400 + 2 * 2048 + 2048 * (6 + 2)
     qwen = load_model("qwen3-30b-a3b", "Q4_K_M").model
-    assert not qwen.spec.expert_outputs_at_head
+    assert qwen.spec.head_extra_rows == 0
     assert logits_floats(qwen) == qwen.spec.n_vocab + 2 * qwen.spec.n_embd
+    nxt = load_model("qwen3-next-80b-a3b", "Q4_K_M").model
+    assert logits_floats(nxt) == 151_936 + 3 * 2048
+    granite = load_model("granite-4.0-h-small", "Q4_K_M").model
+    assert logits_floats(granite) == 100_352 + 4 * 4096
 
 
 @pytest.mark.parametrize("layer", ["costs", "render", "cli"])

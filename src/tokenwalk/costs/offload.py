@@ -410,15 +410,13 @@ def activation_floats(model: Model, layer: Layer, *, experts: bool = True) -> fl
 
 def logits_floats(model: Model) -> float:
     """f32 values per micro-batch token when the head runs: n_vocab logits + 2 x n_embd (a CLI
-    or llama-bench reserves logits for every token of the micro-batch); DeepSeek2's graph still
-    holds n_embd x (k + shared experts) of the last layer's expert outputs then (DeepSeek-V2-Lite:
-    240.26 MiB at ubatch 512 where the logits alone give 208; Qwen3-MoE and Qwen3.6, the latter
-    with a shared expert, show none; tests/data/fit_params.md)."""
+    or llama-bench reserves logits for every token of the micro-batch), plus the rows some
+    graphs still hold then (`ArchSpec.head_extra_rows`): DeepSeek2's n_embd x (k + shared
+    experts) of the last layer's expert outputs (DeepSeek-V2-Lite: 240.26 MiB at ubatch 512
+    where the logits alone give 208; Qwen3-MoE shows none), one n_embd for Qwen3-Next and
+    Qwen3.5/3.6, two for Granite 4.0 H (tests/data/fit_params.md)."""
     spec = model.spec
-    out = spec.n_vocab + 2.0 * spec.n_embd
-    if spec.expert_outputs_at_head:
-        out += spec.n_embd * (spec.n_expert_used + spec.n_expert_shared)
-    return out
+    return spec.n_vocab + (2.0 + spec.head_extra_rows) * spec.n_embd
 
 
 def compute_buffer_bytes(

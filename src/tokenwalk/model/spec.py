@@ -56,6 +56,12 @@ DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
 # tests/data/fit_params.md).
 EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES: tuple[str, ...] = ("deepseek2",)
 
+# Hybrid architectures whose llama.cpp graph holds more n_embd-wide f32 rows per token than the
+# usual two when the output head runs, as llama-fit-params -v measures the compute buffer (the
+# logits stage of Qwen3-Next, Qwen3.5 and Qwen3.6 is one row wider at most contexts, Granite 4.0
+# H's two; tests/data/fit_params.md). Measured, not traced in the graph code.
+EXTRA_HEAD_ROWS: dict[str, int] = {"qwen3next": 1, "qwen35": 1, "qwen35moe": 1, "granitehybrid": 2}
+
 
 def check_architecture(arch: str) -> None:
     if arch not in SUPPORTED_ARCHITECTURES:
@@ -145,10 +151,13 @@ class ArchSpec:
         return self.arch in DENSE_AND_MOE_ARCHITECTURES
 
     @property
-    def expert_outputs_at_head(self) -> bool:
-        """True where the graph still holds the last layer's n_embd x (k + shared) expert
-        outputs per token when the output head runs (deepseek2)."""
-        return self.n_expert > 0 and self.arch in EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES
+    def head_extra_rows(self) -> int:
+        """n_embd-wide f32 rows per token the graph holds beyond the usual two when the output
+        head runs: the last layer's k + shared expert outputs (deepseek2), or what a hybrid's
+        graph keeps (EXTRA_HEAD_ROWS)."""
+        if self.n_expert > 0 and self.arch in EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES:
+            return self.n_expert_used + self.n_expert_shared
+        return EXTRA_HEAD_ROWS.get(self.arch, 0)
 
     def head_k_at(self, il: int) -> int:
         return self.head_k_swa if self.swa(il) and self.head_k_swa else self.head_k
