@@ -4,10 +4,10 @@ llama.cpp's `llama-fit-params -v`, which then reports the compute buffer it woul
     python scripts/fit_params_header.py MODEL QUANT OUT.gguf ARCH
     llama-fit-params -m OUT.gguf -c 4096 -ub 512 -v 2>&1 | grep "compute buffer"
 
-The metadata carries what llama.cpp needs to build the graph (ARCH: llama, qwen3moe,
-deepseek2, qwen35, qwen35moe, qwen3next, granitehybrid, gpt-oss, glm4moe, lfm2moe, gemma4); the
-tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the one tokenwalk
-synthesises for QUANT. Results: tests/data/fit_params.md.
+The metadata carries what llama.cpp needs to build the graph (ARCH: llama, qwen3, qwen3moe,
+deepseek2, qwen35, qwen35moe, qwen3next, granitehybrid, gpt-oss, glm4moe, lfm2, lfm2moe, gemma4,
+phi2, phi3); the tokenizer is n_vocab placeholder tokens and one merge; the tensor table is the
+one tokenwalk synthesises for QUANT. Results: tests/data/fit_params.md.
 """
 
 import sys
@@ -26,7 +26,7 @@ w.add_context_length(s.n_ctx_train)
 w.add_embedding_length(s.n_embd)
 w.add_feed_forward_length(max(s.n_ff) if max(s.n_ff) else s.n_ff_exp)
 w.add_head_count(s.n_head[0])
-if arch in ("granitehybrid", "lfm2moe", "gemma4"):  # per layer; 0 marks a recurrent layer
+if arch in ("granitehybrid", "lfm2", "lfm2moe", "gemma4"):  # per layer; 0 marks a recurrent layer
     w.add_head_count_kv(list(s.n_head_kv))
 else:
     w.add_head_count_kv(1 if arch == "deepseek2" else max(s.n_head_kv))
@@ -62,6 +62,9 @@ if arch == "granitehybrid":
     w.add_uint32(f"{arch}.rope.dimension_count", s.head_k)
     if s.n_ff_shexp:
         w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
+if arch == "phi2":
+    w.add_layer_norm_eps(1e-5)
+    w.add_uint32(f"{arch}.rope.dimension_count", s.head_k // 2)
 if arch == "gpt-oss":
     w.add_uint32(f"{arch}.attention.sliding_window", s.n_swa)
 if arch == "gemma4":
@@ -76,7 +79,7 @@ if arch == "glm4moe":
     w.add_uint32(f"{arch}.expert_gating_func", 2)
     w.add_uint32(f"{arch}.nextn_predict_layers", s.n_nextn)
     w.add_uint32(f"{arch}.rope.dimension_count", s.head_k // 2)
-if arch == "lfm2moe":
+if arch in ("lfm2", "lfm2moe"):
     w.add_uint32(f"{arch}.shortconv.l_cache", s.shortconv_l_cache)
     w.add_uint32(f"{arch}.leading_dense_block_count", s.n_layer_dense_lead)
     w.add_uint32(f"{arch}.expert_gating_func", 2)

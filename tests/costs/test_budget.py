@@ -211,6 +211,14 @@ def test_timing_fit_uses_the_gpu_limit_like_budget(qwen2):
         ("qwen3.6-27b", "Q4_K_M", 8192, 512, 523.02, 0.02),
         ("granite-4.0-h-small", "Q4_K_M", 16384, 512, 228.00, 0.001),
         ("granite-4.0-h-small", "Q4_K_M", 4096, 2048, 928.05, 0.02),
+        ("qwen3-8b", "Q4_K_M", 32768, 512, 312.75, 0.001),
+        ("llama-3.1-8b", "Q4_K_M", 4096, 512, 266.50, 0.001),
+        ("phi-2", "Q4_K_M", 4096, 512, 110.00, 0.001),
+        ("phi-4", "Q4_K_M", 32768, 512, 216.00, 0.001),
+        ("gemma-4-31b", "Q4_K_M", 32768, 512, 543.50, 0.02),
+        ("lfm2-1.2b", "Q4_K_M", 4096, 512, 144.01, 0.06),
+        # an overestimate: which tensors stay below the logits is the allocator's layout
+        ("kimi-k2", "Q4_K_M", 4096, 512, 380.01, 0.25),
     ],
 )
 def test_moe_and_mla_buffers_match_llama_fit_params(slug, quant, ctx, ubatch, mib, rel):
