@@ -288,6 +288,17 @@ def test_qwen35_on_rtx5080_with_a_ddr5_4800_host(qwen35):
     assert within(fit.tok_s, 67.4), fit.tok_s
 
 
+def test_qwen35_q8_0_on_rtx5080_with_a_ddr5_4800_host():
+    # the same source's Q8_0 runs: -ot exps=CPU 35.7 tok/s, --fit on 40.5
+    q8 = load_model("qwen3.5-35b-a3b", "Q8_0").model
+    sysm = system("rtx-5080", host="desktop-ddr5-5600", host_memory=128, host_bandwidth=77)
+    cpu_moe = split_decode_report(plan(q8, sysm, Offload(cpu_moe=True), ctx=4096))
+    fit = split_decode_report(plan(q8, sysm, Offload(auto=True), ctx=None), ctx=4096)
+    assert within(cpu_moe.tok_s, 35.7), cpu_moe.tok_s
+    assert within(fit.tok_s, 40.5), fit.tok_s
+    assert fit.tok_s > cpu_moe.tok_s
+
+
 def test_gpt_oss_120b_on_rtx5090_at_the_link_the_published_run_implies(oss120):
     # research section 7: RTX 5090, i9-13900K, 64 GB DDR5-6000, --n-cpu-moe 22 -ub 2048, f16 KV,
     # 50k context: ~1200 tok/s prefill, ~35 decode. The source does not state the link: at
