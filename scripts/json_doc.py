@@ -212,7 +212,7 @@ NULLABLE_LINKS = {"split", "rpc"}
 LINKS = {
     "decode": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
     "decode rpc": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
-    "split": {"rpc": "rpc"},
+    "split": {"rpc": "rpc", "host_fit": "fit"},
     "prefill": {"fit": "fit", "memory": "memory", "split": "split", "energy": "energy"},
     "trace": {"memory": "memory", "energy": "energy"},
     "trace --chat": {"memory": "memory", "energy": "energy"},
@@ -274,6 +274,11 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "how the part runs (on the CPU, copied over the link, hidden-state transfers)",
     ),
     "rpc": (None, "", "the network to cards in another box (null: none)"),
+    "host_fit": (
+        "object | null",
+        "",
+        "the efficiencies of the host's CPU where it does a part of the work (null otherwise)",
+    ),
     "cards": (None, "", "the cards reached over RPC (rpc:NAME)"),
     "link_gbs": (None, "GB/s", "the network, one way (--rpc-link-gbs)"),
     "latency_s": (

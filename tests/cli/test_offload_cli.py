@@ -225,3 +225,19 @@ def test_two_cards_that_hold_everything_leave_the_host_idle(capsys):
         capsys, "decode", "qwen3-0.6b", "-m", "rtx-3090", "--gpu-layers", "10", "--json"
     )
     assert json.loads(out)["energy"]["host_w"] == pytest.approx(170)
+
+
+def test_the_host_cpus_efficiencies_are_shown_where_it_computes(capsys):
+    base = ("qwen3.6-35b-a3b", "--machine", "rtx-5080", "--json")
+    # decode with the experts in RAM: the CPU multiplies them, at the dense rate
+    _, out, _ = run(capsys, "decode", *base, "--cpu-moe")
+    host = json.loads(out)["split"]["host_fit"]
+    assert host["eff_experts"] == 1.0 and "cpu" in host["source"]
+    # prefill with op offload: the host's weights are multiplied on the card
+    _, out, _ = run(capsys, "prefill", *base, "--cpu-moe", "--prompt", "2048")
+    assert json.loads(out)["split"]["host_fit"] is None
+    # everything on the CPU: its efficiencies, not only the card's
+    _, out, _ = run(
+        capsys, "prefill", *base[:-1], "-ngl", "0", "--no-op-offload", "--prompt", "2048"
+    )
+    assert "its CPU at " in out and "amd-cpu" in out

@@ -73,6 +73,7 @@ __all__ = [
     "ALLREDUCE_LINK_SHARE",
     "HOST_EXPERT_LAYER_S",
     "LINK_COPY_EFFICIENCY",
+    "ON_THE_CPU",
     "Placement",
     "Partial",
     "buft_names",
@@ -117,6 +118,8 @@ HOST_EXPERT_LAYER_S = 100e-6
 # Op offload copies weights over the link synchronously: the share of PCIe's rate a large
 # host-to-device copy sustains (CUDA's bandwidthTest: about 26 GB/s on PCIe 4.0 x16 of 31.5).
 LINK_COPY_EFFICIENCY = 0.85
+# How a host part whose CPU does the work says so (`DevicePart.how`)
+ON_THE_CPU = "on the CPU"
 F32 = 4
 # llama.cpp's RPC backend (ggml/src/ggml-rpc/ggml-rpc.cpp): a serialized tensor (`rpc_tensor`)
 # is 296 bytes; GRAPH_COMPUTE sends | device (4) | n_nodes (4) | n_nodes x 8 | n_tensors (4) |
@@ -1063,7 +1066,7 @@ def system_pass(
         # copied over the link and multiplied on the first GPU, attention staying on the CPU
         t, m, c, o, bound, x = _cost(work, host)
         t, o = t + expert_only * HOST_EXPERT_LAYER_S, o + expert_only * HOST_EXPERT_LAYER_S
-        how = "on the CPU"
+        how = ON_THE_CPU
         part_link = 0.0
         streamed = weight_bytes_read(sub, tokens) - _lookup_bytes(sub, tokens)
         if op_offload and tokens >= OP_OFFLOAD_MIN_BATCH and streamed > 0:

@@ -26,6 +26,7 @@ from tokenwalk.costs.budget import (
 )
 from tokenwalk.costs.kv import cache_by_context, kv_bytes, state_bytes
 from tokenwalk.costs.offload import (
+    ON_THE_CPU,
     DeviceMemory,
     Placement,
     SystemPass,
@@ -39,11 +40,13 @@ from tokenwalk.costs.timing import (
     READING_TOK_S,
     ContextPoint,
     DecodeReport,
+    DevicePart,
     PrefillChunk,
     PrefillReport,
     RpcLink,
     SplitInfo,
     _vs_reading,
+    compute_fit,
     context_points,
     decode_report,
     expert_rows,
@@ -58,7 +61,7 @@ from tokenwalk.costs.workload import (
     stream_warnings,
 )
 from tokenwalk.errors import InputError
-from tokenwalk.machine import Machine
+from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.model import Model
 from tokenwalk.numbers import duration, size
 from tokenwalk.system import Offload, System
@@ -501,7 +504,16 @@ def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
         gpu_share=gpu_share,
         parts=sp.parts if sp is not None else [],
         rpc=sp.rpc if sp is not None else None,
+        host_fit=_host_fit(s, sp.parts if sp is not None else []),
     )
+
+
+def _host_fit(system: System, parts: Sequence[DevicePart]) -> Efficiency | None:
+    """The host's efficiencies where its CPU does a part of the work (the `cpu` backend's:
+    routed experts at the dense rate), else None."""
+    if system.host is None or not any(p.how == ON_THE_CPU and p.time_s > 0 for p in parts):
+        return None
+    return compute_fit(system.host.fit, system.host.backend)
 
 
 def _sum_rpc(terms: list[RpcLink]) -> RpcLink | None:
@@ -705,7 +717,13 @@ def split_prefill_report(
         )
         for k, v in totals.items()
     ]
-    info = _info(setup, None, share).model_copy(update={"parts": parts, "rpc": _sum_rpc(rpcs)})
+    info = _info(setup, None, share).model_copy(
+        update={
+            "parts": parts,
+            "rpc": _sum_rpc(rpcs),
+            "host_fit": _host_fit(setup.system, parts),
+        }
+    )
     return _updated(
         base,
         **dict(

@@ -645,6 +645,7 @@ class SplitInfo(BaseModel):
     gpu_share: float  # share of the weights read per step that sit on a GPU
     parts: list[DevicePart]
     rpc: RpcLink | None = None  # cards in another box: the network's terms (costs.offload)
+    host_fit: Efficiency | None = None  # the host's efficiencies, where its CPU computes a part
 
 
 # -- decode -----------------------------------------------------------------------------------

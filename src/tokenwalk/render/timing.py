@@ -168,6 +168,8 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     )
     if sp.host:
         _kv(head, "host", "", safe_markup(sp.host))
+    if sp.host_fit is not None:  # under the host: its CPU's efficiencies
+        _kv(head, "", "", "its CPU at " + fit_line(sp.host_fit))
     if sp.link:
         _kv(head, "link", "", safe_markup(sp.link))
     if sp.rpc is not None:
