@@ -36,6 +36,8 @@ def test_rows_held_at_the_head_per_architecture():
     assert logits_floats(nxt) == 151_936 + 3 * 2048
     granite = load_model("granite-4.0-h-small", "Q4_K_M").model
     assert logits_floats(granite) == 100_352 + 4 * 4096
+    kimi = load_model("kimi-k2", "Q4_K_M").model  # deepseek2 with a compressed query
+    assert logits_floats(kimi) == 163_840 + 4 * 7168
 
 
 @pytest.mark.parametrize("layer", ["costs", "render", "cli"])

@@ -415,8 +415,8 @@ def logits_floats(model: Model) -> float:
     """f32 values per micro-batch token when the head runs: n_vocab logits + 2 x n_embd (a CLI
     or llama-bench reserves logits for every token of the micro-batch), plus the rows some
     graphs still hold then (`ArchSpec.head_extra_rows`): n_embd x (k + shared experts) on
-    DeepSeek2 (DeepSeek-V2-Lite: 240.26 MiB at ubatch 512 where the logits alone give 208;
-    Qwen3-MoE shows none), one n_embd for Qwen3-Next and Qwen3.5/3.6, two for Granite 4.0 H
+    DeepSeek-V2-Lite (240.26 MiB at ubatch 512 where the logits alone give 208), two n_embd on
+    Kimi K2, one for Qwen3-Next and Qwen3.5/3.6, two for Granite 4.0 H, none for Qwen3-MoE
     (tests/data/fit_params.md)."""
     spec = model.spec
     return spec.n_vocab + (2.0 + spec.head_extra_rows) * spec.n_embd

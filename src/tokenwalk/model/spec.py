@@ -50,10 +50,11 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
 # Architectures whose MoE layers also run a dense FFN beside the experts.
 DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
 
-# Architectures whose llama.cpp compute buffer holds n_embd x (k + shared experts) f32 per token
-# more when the output head runs (DeepSeek-V2-Lite: 240.26 MiB at ubatch 512 where the logits
-# alone give 208 MiB). Which tensors stay below the logits is the allocator's layout: Kimi K2,
-# also deepseek2, holds two rows (tokenwalk 25% over); tests/data/fit_params.md.
+# Architectures whose llama.cpp compute buffer holds more n_embd-wide f32 rows per token when the
+# output head runs: n_embd x (k + shared experts) where the query is not compressed
+# (DeepSeek-V2-Lite: 240.26 MiB at ubatch 512 where the logits alone give 208 MiB), two where it
+# is (Kimi K2: 380.01 MiB for 348, at any number of experts used). Which tensors stay below the
+# logits is the allocator's layout; measured on the catalogue's models, tests/data/fit_params.md.
 EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES: tuple[str, ...] = ("deepseek2",)
 
 # Hybrid architectures whose llama.cpp graph holds more n_embd-wide f32 rows per token than the
@@ -153,10 +154,10 @@ class ArchSpec:
     @property
     def head_extra_rows(self) -> int:
         """n_embd-wide f32 rows per token the compute buffer holds beyond the usual two when
-        the output head runs, as measured: k + shared on deepseek2 (as many as its expert
-        outputs), or a hybrid's (EXTRA_HEAD_ROWS)."""
+        the output head runs, as measured: on deepseek2 k + shared without query compression,
+        two with it; a hybrid's (EXTRA_HEAD_ROWS)."""
         if self.n_expert > 0 and self.arch in EXPERT_OUTPUTS_AT_HEAD_ARCHITECTURES:
-            return self.n_expert_used + self.n_expert_shared
+            return 2 if self.q_lora_rank else self.n_expert_used + self.n_expert_shared
         return EXTRA_HEAD_ROWS.get(self.arch, 0)
 
     def head_k_at(self, il: int) -> int:
