@@ -93,6 +93,25 @@ def test_refusals_are_one_line(capsys, argv, words):
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("model", "argv", "words"),
+    [  # llama.cpp's llm_arch_supports_sm_tensor, and docs/multi-gpu.md on a quantized KV cache
+        ("kimi-k2", (), "deepseek2 models with --split-mode tensor"),
+        ("granite-4.0-h-small", (), "granitehybrid models with --split-mode tensor"),
+        ("qwen3-8b", ("-t", "q8_0"), "f16, bf16 or f32 KV cache, not q8_0"),
+    ],
+)
+def test_tensor_split_is_refused_where_llama_cpp_refuses_it(capsys, model, argv, words):
+    for cmd in COMMANDS:
+        extra = ("--prompt", "100") if cmd in ("prefill", "trace") else ()
+        extra += ("--draft", "qwen3-0.6b") if cmd == "spec" else ()
+        code, out, err = run(capsys, cmd, model, "-m", "2xrtx-4090", "-sm", "tensor", *argv, *extra)
+        assert code == 2 and not out, (cmd, err)
+        assert words in err and err.count("\n") == 1, (cmd, err)
+    code, _, _ = run(capsys, "decode", "qwen3-8b", "-m", "2xrtx-4090", "-sm", "tensor")
+    assert code == 0
+
+
 def test_dense_model_refuses_cpu_moe(capsys):
     code, _, err = run(capsys, "decode", "qwen3-32b", "-m", "rtx-5080", "--cpu-moe")
     assert code == 2 and "no routed experts" in err

@@ -123,6 +123,10 @@ def system_bytes(system: System) -> list[int]:
     return out
 
 
+# KV cache types llama.cpp's --split-mode tensor takes (docs/multi-gpu.md: non-quantized only)
+TENSOR_SPLIT_KV_TYPES = ("f16", "bf16", "f32")
+
+
 def _shares(system: System, offload: Offload, sysb: list[int]) -> list[float]:
     if offload.split_mode == "tensor" and len(system.devices) > 1:
         return [1.0]  # one device made of all the cards
@@ -160,6 +164,18 @@ def plan(
             "--split-mode tensor does not reach cards over RPC (llama.cpp #26610, open): "
             "rpc: cards take whole layers (--split-mode layer)"
         )
+    if offload.split_mode == "tensor" and len(system.devices) > 1:
+        if not model.spec.tensor_split_supported:
+            raise InputError(
+                f"llama.cpp does not run {model.spec.arch} models with --split-mode tensor "
+                "(LLAMA_SPLIT_MODE_TENSOR not implemented for the architecture): use "
+                "--split-mode layer"
+            )
+        if kv_type not in TENSOR_SPLIT_KV_TYPES:
+            raise InputError(
+                f"--split-mode tensor needs an f16, bf16 or f32 KV cache, not {kv_type} "
+                "(llama.cpp: tensor split with a quantized KV cache is not implemented)"
+            )
     if strict and (offload.n_cpu_moe or offload.cpu_moe):
         if not model.is_moe:
             raise InputError(

@@ -47,6 +47,11 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
 )
 
 
+# Supported architectures llama.cpp refuses to run with --split-mode tensor
+# ("LLAMA_SPLIT_MODE_TENSOR not implemented for architecture", `llm_arch_supports_sm_tensor` in
+# src/llama-arch.cpp, which lists Mamba, DeepSeek2, Nemotron-H, Granite-Hybrid and more).
+NO_TENSOR_SPLIT_ARCHITECTURES: tuple[str, ...] = ("deepseek2", "granitehybrid")
+
 # Architectures whose MoE layers also run a dense FFN beside the experts.
 DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
 
@@ -150,6 +155,11 @@ class ArchSpec:
     def dense_ffn_beside_experts(self) -> bool:
         """True where an MoE layer also runs a dense FFN of n_ff beside its experts (gemma4)."""
         return self.arch in DENSE_AND_MOE_ARCHITECTURES
+
+    @property
+    def tensor_split_supported(self) -> bool:
+        """Whether llama.cpp runs this architecture with --split-mode tensor."""
+        return self.arch not in NO_TENSOR_SPLIT_ARCHITECTURES
 
     @property
     def head_extra_rows(self) -> int:
