@@ -18,6 +18,7 @@ from sparse_gguf import add_tensor, finish
 from tokenwalk.model.resolve import load_model
 
 slug, quant, out, arch = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SSM_ARCHS = ("granitehybrid", "qwen3next", "qwen35", "qwen35moe")  # ssm.* keys
 m = load_model(slug, quant).model
 s = m.spec
 w = GGUFWriter(out, arch)
@@ -53,12 +54,13 @@ if arch == "deepseek2":
 elif arch != "llama":
     w.add_key_length(s.head_k)
     w.add_value_length(s.head_v)
-if arch == "granitehybrid":
+if arch in SSM_ARCHS:
     w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
     w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
     w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
     w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
     w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
+if arch == "granitehybrid":
     w.add_uint32(f"{arch}.rope.dimension_count", s.head_k)
     if s.n_ff_shexp:
         w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
@@ -84,20 +86,10 @@ if arch in ("lfm2", "lfm2moe"):
     w.add_uint32(f"{arch}.leading_dense_block_count", s.n_layer_dense_lead)
     w.add_uint32(f"{arch}.expert_gating_func", 2)
 if arch == "qwen3next":
-    w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
-    w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
-    w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
-    w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
-    w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
     w.add_uint32(f"{arch}.full_attention_interval", 4)
     w.add_uint32(f"{arch}.rope.dimension_count", s.head_k // 4)
     w.add_uint32(f"{arch}.expert_shared_feed_forward_length", s.n_ff_shexp)
 if arch in ("qwen35moe", "qwen35"):
-    w.add_uint32(f"{arch}.ssm.conv_kernel", s.ssm_d_conv)
-    w.add_uint32(f"{arch}.ssm.inner_size", s.ssm_d_inner)
-    w.add_uint32(f"{arch}.ssm.state_size", s.ssm_d_state)
-    w.add_uint32(f"{arch}.ssm.group_count", s.ssm_n_group)
-    w.add_uint32(f"{arch}.ssm.time_step_rank", s.ssm_dt_rank)
     w.add_uint32(f"{arch}.full_attention_interval", 4)
     w.add_uint32(f"{arch}.rope.dimension_count", s.n_rot or 64)
     w.add_array(f"{arch}.rope.dimension_sections", [11, 11, 10, 0])
