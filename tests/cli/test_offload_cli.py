@@ -260,3 +260,6 @@ def test_the_host_cpus_efficiencies_are_shown_where_it_computes(capsys):
         capsys, "prefill", *base[:-1], "-ngl", "0", "--no-op-offload", "--prompt", "2048"
     )
     assert "its CPU at " in out and "amd-cpu" in out
+    assert "routed expert's product at" not in out  # the CPU runs them at the dense rate
+    _, out, _ = run(capsys, "prefill", *base[:-1], "--cpu-moe", "--prompt", "2048")
+    assert "routed expert's product at" in out  # copied to the card, its kernels

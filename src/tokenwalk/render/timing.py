@@ -263,18 +263,22 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
     if moe:
+        # the card's efficiencies, or the host CPU's where it multiplies every expert (-ngl 0
+        # and --no-op-offload: the dense kernels, its own rows_half)
+        fit = r.fit
+        if r.split is not None and r.split.host_fit is not None:
+            if not any(p.role == "gpu" and p.flops for p in r.split.parts):
+                fit = r.split.host_fit
         kernels = ""
-        if r.fit.eff_experts != 1.0:
-            kernels = (
-                f", and a routed expert's product at {pct(r.fit.eff_experts)} of a dense one's"
-            )
+        if fit.eff_experts != 1.0:
+            kernels = f", and a routed expert's product at {pct(fit.eff_experts)} of a dense one's"
         parts += [
             "",
             Text(
                 f"experts: share of a chunk's time in routed-expert products. Each woken expert "
                 f"multiplies only about {r.expert_rows:,.0f} of a chunk's tokens (ubatch x "
                 f"experts used / experts woken), a product of n rows runs at n / (n + "
-                f"{r.fit.rows_half:,.0f}) of the matrix rate{kernels}: small products"
+                f"{fit.rows_half:,.0f}) of the matrix rate{kernels}: small products"
                 + (" and the routed-expert kernels" if kernels else "")
                 + " are why a mixture of experts fills its prompt slower than its active size "
                 "suggests.",
