@@ -832,6 +832,17 @@ class PrefillReport(_OnMachine):
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
 
+    def experts_fit(self) -> Efficiency:
+        """The efficiencies the routed experts were multiplied at: the card's, or the host
+        CPU's where it multiplies all of them (-ngl 0 with --no-op-offload: the dense kernels
+        at its own rows_half)."""
+        sp = self.split
+        if sp is None or sp.host_fit is None:
+            return self.fit
+        if any(p.role == "gpu" and p.flops for p in sp.parts):
+            return self.fit
+        return sp.host_fit
+
 
 def prefill_report(
     model: Model,

@@ -599,8 +599,8 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
                 "ubatch x experts used / experts woken",
                 "",
                 f"{r.expert_rows:,.0f} tokens per woken expert",
-                f"a product of n rows runs at n / (n + {r.fit.rows_half:,.0f}) of the matrix "
-                f"rate{_routed(r.fit.eff_experts)}",
+                f"a product of n rows runs at n / (n + {r.experts_fit().rows_half:,.0f}) of "
+                f"the matrix rate{_routed(r.experts_fit().eff_experts)}",
             )
         )
     steps.append(

@@ -263,12 +263,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
     if moe:
-        # the card's efficiencies, or the host CPU's where it multiplies every expert (-ngl 0
-        # and --no-op-offload: the dense kernels, its own rows_half)
-        fit = r.fit
-        if r.split is not None and r.split.host_fit is not None:
-            if not any(p.role == "gpu" and p.flops for p in r.split.parts):
-                fit = r.split.host_fit
+        fit = r.experts_fit()
         kernels = ""
         if fit.eff_experts != 1.0:
             kernels = f", and a routed expert's product at {pct(fit.eff_experts)} of a dense one's"
