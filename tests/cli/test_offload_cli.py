@@ -263,3 +263,27 @@ def test_the_host_cpus_efficiencies_are_shown_where_it_computes(capsys):
     assert "routed expert's product at" not in out  # the CPU runs them at the dense rate
     _, out, _ = run(capsys, "prefill", *base[:-1], "--cpu-moe", "--prompt", "2048")
     assert "routed expert's product at" in out  # copied to the card, its kernels
+
+
+def _published_rows() -> list[tuple[str, float]]:
+    """(command, tokenwalk's figure) of each row of docs/offload.md's "Published runs" table."""
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "offload.md").read_text(encoding="utf-8")
+    section = page.split("## Published runs", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 6 and cells[2].startswith("`tokenwalk "):
+            rows.append((cells[2].strip("`"), float(cells[4].replace(",", ""))))
+    return rows
+
+
+def test_the_published_runs_table_of_docs_offload_is_current(capsys):
+    rows = _published_rows()
+    assert len(rows) >= 20
+    for command, shown in rows:
+        code, out, err = run(capsys, *command.split()[1:], "--json")
+        assert code == 0, (command, err)
+        got = json.loads(out)["tok_s"]
+        assert got == pytest.approx(shown, rel=0.006, abs=0.06), (command, got)
