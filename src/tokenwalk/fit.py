@@ -164,7 +164,8 @@ class Design:
         self.n = len(self.obs)
 
     def pass_terms(self, x_rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(memory, compute, overhead, total per row) times for (n, 4) parameters per row."""
+        """(memory, compute, overhead, total per row) times for (n, len(PARAMS)) parameters per
+        row."""
         x = np.clip(x_rows, _LO, _HI)[self.row]
         e = np.exp(x)
         mem = self.mem / e[:, 0]
@@ -184,7 +185,8 @@ class Design:
 
 
 def predict_tok_s(design: Design, x_rows: np.ndarray) -> np.ndarray:
-    """Predicted tok/s per observation; `x_rows` is (n, 4) in log units or one (4,) vector."""
+    """Predicted tok/s per observation; `x_rows` is (n, len(PARAMS)) in log units, or one
+    vector of len(PARAMS) for every row."""
     x = np.asarray(x_rows, dtype=float)
     if x.ndim == 1:
         x = np.broadcast_to(x, (design.n, len(PARAMS)))
@@ -192,7 +194,7 @@ def predict_tok_s(design: Design, x_rows: np.ndarray) -> np.ndarray:
 
 
 def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(ln predicted tok/s, d ln predicted / d x) per row: (n,) and (n, 4)."""
+    """(ln predicted tok/s, d ln predicted / d x) per row: (n,) and (n, len(PARAMS))."""
     mem, comp, over, total = design.pass_terms(x_rows)
     xr = x_rows[design.row]
     inside = ((xr > _LO) & (xr < _HI)).astype(float)
