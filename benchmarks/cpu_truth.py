@@ -4,7 +4,10 @@
 tests/data/cpu-ground-truth holds llama-bench runs (pp512, pp128, tg128) of small real GGUF files
 at 1 and 2 threads, and host.json: the read bandwidth and f32 GEMM rate measured on the same
 machine by the code that is now tokenwalk.probe.measure (scripts/measure_host.py, which wraps
-it).
+it). Those files (98 to 291 MB) fit in the machine's 480 MB L3 cache;
+tests/data/cpu-ground-truth-sized holds the same runs, recorded on another day with its own
+host.json, of catalogue models of 0.67 to 2.0 GB (TinyLlama 1.1B Q4_K_M and Q8_0, Llama 3.2 3B
+Q4_K_M) written with weights of zeros by scripts/zero_weights_model.py.
 
 For each llama-bench file this builds the machine `tokenwalk probe --write` would store from
 those measurements at the file's thread count (bandwidth_gbs = median read GB/s, cpu_tflops =
@@ -14,7 +17,7 @@ the file (`calibrate --from`) and prints the error after the fit.
 
 Goal (issue 13): decode within 10%, prefill within 20%, uncalibrated.
 
-Usage: python benchmarks/cpu_truth.py [--data tests/data/cpu-ground-truth]
+Usage: python benchmarks/cpu_truth.py [--data DIR ...]
 """
 
 from __future__ import annotations
@@ -37,19 +40,24 @@ GOAL = {"decode": 0.10, "prefill": 0.20}
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT / "tests/data/cpu-ground-truth")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[ROOT / "tests/data/cpu-ground-truth", ROOT / "tests/data/cpu-ground-truth-sized"],
+    )
     args = ap.parse_args()
-    host = json.loads((args.data / "host.json").read_text())
-    files = sorted(args.data.glob("*.t[0-9]*.json"))
+    files = [(d, p) for d in args.data for p in sorted(d.glob("*.t[0-9]*.json"))]
     print(
-        f"{'file':<34} {'test':<6} {'GB/s':>6} {'TFLOPS':>7} {'measured':>9} "
+        f"{'file':<36} {'test':<6} {'GB/s':>6} {'TFLOPS':>7} {'measured':>9} "
         f"{'predicted':>9} {'ratio':>6}  goal   {'after fit':>9}"
     )
     misses = {"decode": 0, "prefill": 0}
     totals = {"decode": 0, "prefill": 0}
     after: dict[str, float | None] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for path in files:
+        for data, path in files:
+            host = json.loads((data / "host.json").read_text())
             threads = int(path.name.rsplit(".t", 1)[1].removesuffix(".json"))
             entry = recorded_cpu_entry(host, threads, source="host.json")
             machines = Path(tmp) / f"{path.stem}.yaml"
@@ -57,7 +65,7 @@ def main() -> int:
             machine = resolve_machine("this", machines_file=machines)
             runs = read_llama_bench(path)
             header = (
-                args.data
+                data
                 / "headers"
                 / (Path(runs[0].model_filename).name.removesuffix(".gguf") + ".header.gguf")
             )
@@ -71,7 +79,7 @@ def main() -> int:
                 totals[phase] += 1
                 misses[phase] += not ok
                 print(
-                    f"{path.name:<34} {test:<6} {machine.bandwidth_gbs:>6.1f} "
+                    f"{path.name:<36} {test:<6} {machine.bandwidth_gbs:>6.1f} "
                     f"{machine.tflops:>7.3f} {row['measured_tok_s']:>9.1f} "
                     f"{row['before_tok_s']:>9.1f} {ratio:>6.2f}  {'ok  ' if ok else 'MISS'}   "
                     f"{row['after_tok_s']:>9.1f}"

@@ -162,6 +162,18 @@ def bench_summary(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _blas_line(b: dict[str, Any]) -> str:
+    """One BLAS library of host.json: threadpoolctl's entry, or numpy's build configuration
+    (measure_host.py without threadpoolctl)."""
+    if b.get("source") == "numpy.show_config":
+        cfg = b.get("blas", {})
+        return f"{cfg.get('name')} {cfg.get('version')} (numpy's build configuration)"
+    return (
+        f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
+        f"{b.get('threading_layer')})"
+    )
+
+
 def write_readme(out: Path, meta: dict[str, Any], log: list[dict], host: dict | None) -> None:
     """OUT/README.md: machine, build, models, commands, load averages, results."""
     lines = [
@@ -219,11 +231,7 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict], host: dict | 
             "## Host measurements (`host.json`, scripts/measure_host.py)",
             "",
             f"numpy {host['numpy']}; BLAS: "
-            + "; ".join(
-                f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')}, "
-                f"{b.get('threading_layer')})"
-                for b in host["blas"]
-            )
+            + "; ".join(_blas_line(b) for b in host["blas"])
             + f"; environment: {host['env'] or 'no BLAS/OpenMP variables set'}.",
             "",
             f"Read bandwidth, GB/s (streaming float64 sum over {bw['buffer_bytes'] / GIB:g} GiB, "

@@ -26,6 +26,7 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from gguf import GGMLQuantizationType, GGUFWriter
@@ -33,44 +34,67 @@ from sparse_gguf import add_tensor, finish
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPES = "F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS".split()
-N_EMBD, N_FF, N_LAYER, N_VOCAB, N_HEAD, N_HEAD_KV = 1024, 2816, 8, 32000, 16, 4
 
 
-def write_model(out: Path) -> None:
-    """The F16 model of zeros, written as a header then extended (sparse) to its full size."""
+@dataclass(frozen=True)
+class LlamaShape:
+    """The hyperparameters of a llama-architecture model that its speed depends on."""
+
+    n_embd: int
+    n_ff: int
+    n_layer: int
+    n_vocab: int
+    n_head: int
+    n_head_kv: int
+    head_dim: int | None = None  # n_embd / n_head when not given
+    tied: bool = False  # the output head is token_embd (no output.weight)
+    rope_base: float = 1e4
+
+
+KERNEL_SHAPE = LlamaShape(n_embd=1024, n_ff=2816, n_layer=8, n_vocab=32000, n_head=16, n_head_kv=4)
+
+
+def write_model(out: Path, shape: LlamaShape = KERNEL_SHAPE) -> None:
+    """A llama-architecture F16 model of zeros of `shape`, written as a header then extended
+    (sparse) to its full size."""
     f16, f32 = GGMLQuantizationType.F16, GGMLQuantizationType.F32
-    head_dim = N_EMBD // N_HEAD
+    s = shape
+    head_dim = s.head_dim or s.n_embd // s.n_head
     w = GGUFWriter(str(out), "llama")
-    w.add_block_count(N_LAYER)
+    w.add_block_count(s.n_layer)
     w.add_context_length(4096)
-    w.add_embedding_length(N_EMBD)
-    w.add_feed_forward_length(N_FF)
-    w.add_head_count(N_HEAD)
-    w.add_head_count_kv(N_HEAD_KV)
+    w.add_embedding_length(s.n_embd)
+    w.add_feed_forward_length(s.n_ff)
+    w.add_head_count(s.n_head)
+    w.add_head_count_kv(s.n_head_kv)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
     w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_freq_base(1e4)
+    w.add_rope_freq_base(s.rope_base)
     w.add_rope_dimension_count(head_dim)
     w.add_tokenizer_model("gpt2")
-    w.add_token_list([f"t{i}" for i in range(N_VOCAB)])
-    w.add_token_types([1] * N_VOCAB)
+    w.add_token_list([f"t{i}" for i in range(s.n_vocab)])
+    w.add_token_types([1] * s.n_vocab)
     w.add_token_merges(["t 1"])
     tensors = [
-        ("token_embd.weight", (N_VOCAB, N_EMBD), f16),
-        ("output_norm.weight", (N_EMBD,), f32),
-        ("output.weight", (N_VOCAB, N_EMBD), f16),
+        ("token_embd.weight", (s.n_vocab, s.n_embd), f16),
+        ("output_norm.weight", (s.n_embd,), f32),
     ]
-    for i in range(N_LAYER):
+    if not s.tied:
+        tensors.append(("output.weight", (s.n_vocab, s.n_embd), f16))
+    q_dim, kv_dim = s.n_head * head_dim, s.n_head_kv * head_dim
+    for i in range(s.n_layer):
         p = f"blk.{i}."
         tensors += [
-            (p + "attn_norm.weight", (N_EMBD,), f32),
-            (p + "ffn_norm.weight", (N_EMBD,), f32),
-            (p + "attn_q.weight", (N_EMBD, N_EMBD), f16),
-            (p + "attn_k.weight", (N_HEAD_KV * head_dim, N_EMBD), f16),
-            (p + "attn_v.weight", (N_HEAD_KV * head_dim, N_EMBD), f16),
-            (p + "attn_output.weight", (N_EMBD, N_EMBD), f16),
-            (p + "ffn_gate.weight", (N_FF, N_EMBD), f16),
-            (p + "ffn_up.weight", (N_FF, N_EMBD), f16),
-            (p + "ffn_down.weight", (N_EMBD, N_FF), f16),
+            (p + "attn_norm.weight", (s.n_embd,), f32),
+            (p + "ffn_norm.weight", (s.n_embd,), f32),
+            (p + "attn_q.weight", (q_dim, s.n_embd), f16),
+            (p + "attn_k.weight", (kv_dim, s.n_embd), f16),
+            (p + "attn_v.weight", (kv_dim, s.n_embd), f16),
+            (p + "attn_output.weight", (s.n_embd, q_dim), f16),
+            (p + "ffn_gate.weight", (s.n_ff, s.n_embd), f16),
+            (p + "ffn_up.weight", (s.n_ff, s.n_embd), f16),
+            (p + "ffn_down.weight", (s.n_embd, s.n_ff), f16),
         ]
     data = sum(add_tensor(w, name, shape, qtype) for name, shape, qtype in tensors)
     finish(w, out, data)

@@ -1,7 +1,8 @@
-"""The recorded CPU ground truth (tests/data/cpu-ground-truth, made by scripts/cpu_ground_truth.py)
-reads through tokenwalk's llama-bench reader, and every model it names resolves to the same size
-and parameter count in tokenwalk: from its header-only copy, and from the catalogue when the
-model is a catalogue model."""
+"""The recorded CPU ground truth (tests/data/cpu-ground-truth and, of larger models with weights
+of zeros, tests/data/cpu-ground-truth-sized, both made by scripts/cpu_ground_truth.py) reads
+through tokenwalk's llama-bench reader, and every model it names resolves to the same size and
+parameter count in tokenwalk: from its header-only copy, and from the catalogue when the model is
+a catalogue model."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from tokenwalk.calibrate import read_llama_bench
 from tokenwalk.catalog import load_models
 from tokenwalk.model.resolve import load_model
 
-DATA = Path(__file__).parent / "data" / "cpu-ground-truth"
-BENCH_FILES = sorted(DATA.glob("*.t[0-9]*.json"))
+DIRS = [Path(__file__).parent / "data" / d for d in ("cpu-ground-truth", "cpu-ground-truth-sized")]
+BENCH_FILES = [p for d in DIRS for p in sorted(d.glob("*.t[0-9]*.json"))]
 EXPECTED_TESTS = {"pp512", "pp128", "tg128"}
 
 
@@ -24,7 +25,8 @@ def _test_name(n_prompt: int, n_gen: int) -> str:
 
 
 def _header(model_filename: str) -> Path:
-    return DATA / "headers" / (Path(model_filename).name.removesuffix(".gguf") + ".header.gguf")
+    name = Path(model_filename).name.removesuffix(".gguf") + ".header.gguf"
+    return next((d / "headers" / name for d in DIRS if (d / "headers" / name).is_file()), DIRS[0])
 
 
 def _catalogue_slug(model_filename: str) -> str | None:
@@ -39,8 +41,9 @@ def _catalogue_slug(model_filename: str) -> str | None:
     return max(hits)[1] if hits else None
 
 
-def test_there_are_two_thread_counts_of_at_least_two_models():
-    raw = [json.loads(p.read_text()) for p in BENCH_FILES]
+@pytest.mark.parametrize("data", DIRS, ids=lambda d: d.name)
+def test_there_are_two_thread_counts_of_at_least_two_models(data: Path):
+    raw = [json.loads(p.read_text()) for p in sorted(data.glob("*.t[0-9]*.json"))]
     models = {Path(r["model_filename"]).name for rows in raw for r in rows}
     threads = {r["n_threads"] for rows in raw for r in rows}
     assert len(models) >= 2
@@ -81,8 +84,9 @@ def test_catalogue_model_has_the_same_size(path: Path):
     assert model.tensor_bytes == pytest.approx(run.model_size, rel=0.01)
 
 
-def test_host_measurements():
-    host = json.loads((DATA / "host.json").read_text())
+@pytest.mark.parametrize("data", DIRS, ids=lambda d: d.name)
+def test_host_measurements(data: Path):
+    host = json.loads((data / "host.json").read_text())
     bw = host["read_bandwidth_gbs"]
     assert bw["buffer_bytes"] >= 1 << 30  # well above the last-level cache
     for per_threads in (bw["threads"], *host["gemm_gflops"]["n"].values()):
@@ -92,9 +96,10 @@ def test_host_measurements():
     assert host["blas"], "the BLAS in use is recorded"
 
 
-def test_readme_says_how_it_was_made():
-    text = (DATA / "README.md").read_text()
+@pytest.mark.parametrize("data", DIRS, ids=lambda d: d.name)
+def test_readme_says_how_it_was_made(data: Path):
+    text = (data / "README.md").read_text()
     for needle in ("llama-bench", "Model name", "L3 cache", "RAM", "build_commit", "load"):
         assert needle in text
-    runs = json.loads((DATA / "runs.json").read_text())["runs"]
+    runs = json.loads((data / "runs.json").read_text())["runs"]
     assert all(r["exit_code"] == 0 and r["loadavg_at_start"] for r in runs)
