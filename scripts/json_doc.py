@@ -512,6 +512,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "memory_bound_chunks": (None, "chunks", "chunks bound by memory"),
     "experts_bound_chunks": (None, "chunks", "chunks bound by routed-expert products"),
     "expert_rows": (None, T, "mean tokens a woken routed expert multiplies (0: dense model)"),
+    "kernel_time": (
+        None,
+        "x",
+        "times the weight products' FLOPs count: a CPU's kernel time for the weights' types "
+        "against Q4_K (1 elsewhere)",
+    ),
     "n_chunks": (None, "chunks", "number of prefill chunks"),
     "chunks": (None, "", "the prefill chunks, in order"),
     "index": (None, "", "position, from 0"),

@@ -47,3 +47,36 @@ def test_the_documented_table_is_the_measurement():
     for qtype, (pp, ratio) in shown.items():
         assert pp == pytest.approx(measured[qtype], abs=0.51), qtype
         assert ratio == pytest.approx(measured["Q4_K"] / measured[qtype], abs=0.005), qtype
+
+
+@pytest.mark.parametrize("name", ["tinyllama-1.1b", "llama-3.2-3b"])
+def test_a_model_of_zeros_has_the_catalogue_models_shape(name: str, tmp_path: Path):
+    """scripts/zero_weights_model.py writes a catalogue model's shape (its F16 file, before
+    llama-quantize): tokenwalk reads it back as the catalogue model in F16, tensor for tensor."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from cpu_kernels import write_model
+    from zero_weights_model import llama_shape
+
+    from tokenwalk.model.resolve import load_model
+
+    out = tmp_path / "zeros.gguf"
+    write_model(out, llama_shape(name))
+    made = load_model(str(out)).model
+    catalogue = load_model(name, "F16").model
+    # llama 3's rope_freqs (head_dim / 2 floats) is the one tensor the file of zeros leaves out
+    rope = catalogue.spec.head_k // 2 if catalogue.spec.rope_freqs else 0
+    assert made.params == catalogue.params - rope
+    assert made.tensor_bytes == catalogue.tensor_bytes - 4 * rope
+
+
+def test_the_models_cpu_kernel_times_are_the_measurement():
+    """costs.timing.CPU_KERNEL_TIME, the factor a CPU's prefill weight products count, is the
+    measured pp512 of Q4_K over each type's."""
+    from tokenwalk.costs.timing import CPU_KERNEL_TIME
+
+    measured = _measured()
+    assert CPU_KERNEL_TIME.keys() == measured.keys()
+    for qtype, time in CPU_KERNEL_TIME.items():
+        assert time == pytest.approx(measured["Q4_K"] / measured[qtype], abs=0.005), qtype

@@ -315,8 +315,9 @@ def _tiles(o: Observation) -> tuple[float, ...]:
 
 def device_of(slug: str) -> str:
     """The physical device behind a machine entry: entries of one machine measured at several
-    thread counts (`xeon-kvm-2c-1t`, `xeon-kvm-2c-2t`) are one device, held out together."""
-    return re.sub(r"-\d+t$", "", slug)
+    thread counts (`xeon-kvm-2c-1t`, `xeon-kvm-2c-2t`) or recorded again on another day, with
+    its rates measured anew (`xeon-kvm-2c-r2-1t`), are one device, held out together."""
+    return re.sub(r"(-r\d+)?-\d+t$", "", slug)
 
 
 def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:

@@ -229,6 +229,47 @@ def test_a_cpu_pays_for_its_mat_vec_products(dense):
     assert cpu.compute_s == pytest.approx(9.0 * w.flops / 10e12, rel=0.01)
 
 
+@pytest.mark.parametrize(
+    ("name", "quant", "expected"),
+    [
+        ("tinyllama-1.1b", "Q8_0", 1.52),  # every product Q8_0
+        ("smollm2-135m", "Q4_1", 3.06),  # every product Q4_1 (its embedding is Q8_0)
+        ("llama-2-7b", "Q4_0", 1.16),
+        ("tinyllama-1.1b", "Q4_K_M", (0.96, 0.97)),  # Q4_K, some Q6_K (0.72)
+    ],
+)
+def test_a_cpus_kernel_time_is_the_mean_of_its_weight_types(name, quant, expected):
+    """cpu_kernel_time: CPU_KERNEL_TIME of each weight product's type, averaged over the
+    weights a token multiplies; the embedding and the output head do not count."""
+    from tokenwalk.costs.timing import cpu_kernel_time
+
+    k = cpu_kernel_time(load_model(name, quant).model)
+    if isinstance(expected, tuple):
+        assert expected[0] <= k <= expected[1]
+    else:
+        assert k == pytest.approx(expected)
+
+
+def test_a_cpu_prefill_counts_its_weight_products_at_their_kernel_time():
+    """A prefill pass on a CPU: attention + kernel time x the weight products' FLOPs, R scaled
+    alike; a GPU and a CPU's decoding step (mat-vec kernels, not measured per type) count the
+    FLOPs as they are."""
+    from tokenwalk.costs.timing import matrix_flops, matrix_row_flops
+
+    model = load_model("tinyllama-1.1b", "Q8_0").model
+    w = pass_work(model, 512, 0, n_logits=1)
+    assert w.cpu_kernel_time == pytest.approx(1.52)
+    assert matrix_flops(w, "cpu") == pytest.approx(w.attention_flops + 1.52 * w.matmul_flops)
+    assert matrix_flops(w, "cuda") == w.flops
+    assert matrix_row_flops(w, "cpu") > 1.5 * (w.cpu_row_flops / 1.52)
+    step = pass_work(model, 1, 0)
+    assert step.cpu_kernel_time == 1.0 and matrix_flops(step, "cpu") == step.flops
+    cpu = prefill_report(model, _machine("cpu", 1.0), prompt=512)
+    gpu = prefill_report(model, _machine("cuda", 1.0), prompt=512)
+    assert cpu.chunks[0].kernel_time == pytest.approx(1.52) and gpu.chunks[0].kernel_time == 1.0
+    assert cpu.ttft_s > 1.45 * gpu.ttft_s
+
+
 # -- routed experts in tiles (the "tiles" candidate term) ------------------------------------
 
 

@@ -39,6 +39,7 @@ from tokenwalk.costs.weights import (
     active_params,
     expert_read_fraction,
     experts_woken,
+    tensor_read_fraction,
     weight_bytes_read,
 )
 from tokenwalk.errors import InputError
@@ -72,6 +73,8 @@ __all__ = [
     "weight_row_flops",
     "matrix_flops",
     "matrix_row_flops",
+    "CPU_KERNEL_TIME",
+    "cpu_kernel_time",
     "MATVEC_MAX_BATCH",
     "attention_flops",
     "recurrent_flops",
@@ -110,6 +113,50 @@ MATVEC_MAX_BATCH = 8
 # counted too): the node counts give the direction, the cross-validation the value
 # (docs/timing-model.md).
 RECURRENT_LAYER_OVERHEAD = 2.0
+# The time llama.cpp's CPU kernels take to multiply a weight of each type in a prefill pass,
+# relative to a Q4_K weight of as many elements: pp512 of one model quantized --pure to each type,
+# one thread of the project's own Xeon (AVX-512; scripts/cpu_kernels.py, tests/data/cpu-kernels,
+# docs/timing-model.md "CPU kernels per weight type"). The kernel behind a type differs
+# (llamafile's tinyBLAS, a repacked layout, ggml's dot product per row and column); a type not
+# measured counts as Q4_K.
+CPU_KERNEL_TIME: dict[str, float] = {
+    "IQ4_XS": 0.63,
+    "Q5_K": 0.68,
+    "Q3_K": 0.70,
+    "Q6_K": 0.72,
+    "Q4_K": 1.00,
+    "Q2_K": 1.07,
+    "IQ4_NL": 1.15,
+    "Q4_0": 1.16,
+    "F16": 1.48,
+    "Q8_0": 1.52,
+    "BF16": 1.55,
+    "Q5_0": 1.79,
+    "Q4_1": 3.06,
+    "Q5_1": 3.57,
+}
+
+
+_PRODUCT_ROLES = frozenset(
+    {Role.ATTENTION, Role.LINEAR, Role.FFN, Role.EXPERT, Role.SHARED_EXPERT, Role.ROUTER}
+)
+
+
+def cpu_kernel_time(model: Model) -> float:
+    """The time a CPU's prefill kernels take for this model's weight products, relative to Q4_K
+    weights: CPU_KERNEL_TIME of each weight's type, averaged over the weights a token
+    multiplies (the routed experts by the share a token wakes; the embedding lookup and the
+    output head, which a prefill pass runs for one token, left out)."""
+    num = den = 0.0
+    for t in model.tensors:
+        if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
+            continue
+        active = t.n_elements * tensor_read_fraction(model, t, 1)
+        num += active * CPU_KERNEL_TIME.get(t.type_name, 1.0)
+        den += active
+    return num / den if den else 1.0
+
+
 CUDA_MMQ_MAX_TILE = 128  # mmq.cuh mul_mat_q_switch_J: tile widths J = 8, 16, ..., 128
 METAL_MM_ID_TILE = 32  # ggml-metal-ops.cpp ggml_metal_op_mul_mat_id: 32-token tiles
 VULKAN_MM_ID_TILES = (32, 64, 128)  # ggml-vulkan.cpp matmul_id s / m / l tiles (N side)
@@ -331,6 +378,9 @@ class PassWork(BaseModel):
     cpu_row_flops: float  # the same sum with mat-vec products counted too (a CPU pays them)
     n_layers: int
     recurrent_layers: int = 0  # of n_layers, recurrent with a scan state (Gated DeltaNet, Mamba)
+    # the weight products' time on a CPU's matrix kernels relative to Q4_K weights
+    # (`cpu_kernel_time`; 1 for a pass on mat-vec kernels)
+    cpu_kernel_time: float = 1.0
 
     @property
     def overhead_layers(self) -> float:
@@ -388,7 +438,9 @@ def pass_work(
     else:
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
-    cpu_row_flops = weight_row_flops(model, total, logits, matvec_free=False)[0] + attn / n_tokens
+    kernel = 1.0 if total <= MATVEC_MAX_BATCH else cpu_kernel_time(model)
+    cpu_weight_rows = weight_row_flops(model, total, logits, matvec_free=False)[0]
+    cpu_row_flops = kernel * cpu_weight_rows + attn / n_tokens
     return PassWork(
         n_tokens=n_tokens,
         streams=streams,
@@ -404,6 +456,7 @@ def pass_work(
         cpu_row_flops=cpu_row_flops,
         n_layers=len(model.decoding_layers),
         recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
+        cpu_kernel_time=kernel,
     )
 
 
@@ -467,9 +520,12 @@ def matrix_flops(work: PassWork, backend: str = "") -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
-    they count."""
+    they count; in a larger pass a CPU's weight products count `PassWork.cpu_kernel_time` times
+    (the kernel of each weight type, relative to Q4_K's)."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
+    if backend == "cpu":
+        return work.attention_flops + work.cpu_kernel_time * work.matmul_flops
     return work.flops
 
 
@@ -806,6 +862,9 @@ class PrefillChunk(BaseModel):
     expert_row_flops: float = 0.0
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
+    # the weight products' FLOPs count this many times in the compute term: a CPU's kernel time
+    # of the weights' types relative to Q4_K (`cpu_kernel_time`), 1 elsewhere
+    kernel_time: float = 1.0
 
 
 class PrefillReport(_OnMachine):
@@ -905,6 +964,7 @@ def prefill_report(
                 expert_row_flops=rx,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
+                kernel_time=work.cpu_kernel_time if machine.backend == "cpu" else 1.0,
             )
         )
     ttft = sum(c.time_s for c in chunks)

@@ -545,6 +545,13 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
             f" + ({_flop(c.expert_flops)} + {h} x {_flop(c.expert_row_flops)}) / "
             f"{_p(r.fit.eff_experts)}"
         )
+    elif c.kernel_time != 1.0:
+        # a CPU: the weight products at their types' kernel time, attention as counted
+        attn = c.flops * c.attention_share
+        work = (
+            f"{_flop(attn)} + {c.kernel_time:.2f} x {_flop(c.flops - attn)}"
+            f" + {h} x {_flop(c.row_flops)}"
+        )
     else:
         work = f"{_flop(c.flops)} + {h} x {_flop(c.row_flops)}"
     return Step(
@@ -586,8 +593,13 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             "max(B_i / (BW x eff_bw), (F_i + rows_half x R_i) / (FLOPS x eff_compute)) "
             "+ L x overhead",
             note="B_i: weights the chunk's tokens wake + KV read; F_i: 2 x active weights x "
-            "tokens + attention; R_i: sum of F / rows over its products; the routed experts' "
-            "part of F_i and R_i counts 1 / eff_experts times",
+            "tokens + attention; R_i: sum of F / rows over its products; "
+            + (
+                f"on a CPU the weight products count {r.chunks[0].kernel_time:.2f} times (its "
+                "kernels for these weight types, against Q4_K)"
+                if r.chunks and r.chunks[0].kernel_time != 1.0
+                else "the routed experts' part of F_i and R_i counts 1 / eff_experts times"
+            ),
         )
     )
     shown = r.chunks if len(r.chunks) <= 3 else [r.chunks[0], r.chunks[-1]]
