@@ -225,6 +225,8 @@ def _exclusion(b: Any, machine: Any) -> str | None:
         return "prefill of an unstated prompt length"
     if b.offloaded:
         return "part of the model ran from system RAM"
+    if "DOUBTFUL" in (b.notes or ""):
+        return "the source of the data marks the run doubtful"
     if not machine.bandwidth_gbs:
         return "machine has no catalogued bandwidth"
     if b.phase == "prefill" and not machine.tflops_for(b.backend):
