@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Record CPU ground truth: llama-bench on real GGUF files plus this machine's own measurements.
+"""Record CPU ground truth: llama-bench on GGUF files plus this machine's own measurements.
+
+The files are real models or catalogue shapes with weights of zeros
+(scripts/zero_weights_model.py), which time the same: kernel speed does not depend on the values.
 
 For each model and each thread count, this waits until the machine is quiet (1-minute load
 average below --max-load, polled every --poll seconds; after --run-anyway-at UTC it runs
