@@ -14,10 +14,18 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cpu-kernels"
 
 
-def _measured() -> dict[str, float]:
+# the SIMD a build's kernels use (machine.CPU_SIMD) -> its measurements
+BUILDS = {
+    "avx512": DATA,
+    "avx_vnni": DATA.parent / "cpu-kernels-avx-vnni",
+    "avx2": DATA.parent / "cpu-kernels-avx2",
+}
+
+
+def _measured(data: Path = DATA) -> dict[str, float]:
     """pp512 tok/s per weight type, as llama-bench wrote it."""
     out = {}
-    for path in sorted(DATA.glob("*.json")):
+    for path in sorted(data.glob("*.json")):
         runs = json.loads(path.read_text(encoding="utf-8"))
         (pp,) = [r for r in runs if r["n_prompt"] == 512 and r["n_gen"] == 0]
         assert pp["n_threads"] == 1 and pp["n_batch"] >= 512
@@ -34,8 +42,9 @@ def _documented() -> dict[str, tuple[float, float]]:
     return {t: (float(pp.replace(",", "")), float(r)) for t, pp, r in cells}
 
 
-def test_every_type_was_measured_on_the_same_model():
-    runs = [json.loads(p.read_text(encoding="utf-8"))[0] for p in sorted(DATA.glob("*.json"))]
+@pytest.mark.parametrize("data", BUILDS.values(), ids=BUILDS.keys())
+def test_every_type_was_measured_on_the_same_model(data: Path):
+    runs = [json.loads(p.read_text(encoding="utf-8"))[0] for p in sorted(data.glob("*.json"))]
     assert len(runs) == 14
     assert {r["model_n_params"] for r in runs} == {runs[0]["model_n_params"]}
     assert {r["build_commit"] for r in runs} == {runs[0]["build_commit"]}
@@ -73,10 +82,28 @@ def test_a_model_of_zeros_has_the_catalogue_models_shape(name: str, tmp_path: Pa
 
 def test_the_models_cpu_kernel_times_are_the_measurement():
     """costs.timing.CPU_KERNEL_TIME, the factor a CPU's prefill weight products count, is the
-    measured pp512 of Q4_K over each type's."""
+    measured pp512 of Q4_K over each type's (the AVX-512 build)."""
     from tokenwalk.costs.timing import CPU_KERNEL_TIME
 
     measured = _measured()
     assert CPU_KERNEL_TIME.keys() == measured.keys()
     for qtype, time in CPU_KERNEL_TIME.items():
         assert time == pytest.approx(measured["Q4_K"] / measured[qtype], abs=0.005), qtype
+
+
+def _other_builds_table() -> dict[str, tuple[float, float]]:
+    """(AVX-VNNI, AVX2) time vs Q4_K per type, from the second table of the section of
+    docs/timing-model.md (the builds measured and left out of the model)."""
+    page = (ROOT / "docs" / "timing-model.md").read_text(encoding="utf-8")
+    section = page.split("### CPU kernels per weight type")[1].split("Builds for other SIMD")[1]
+    cells = re.findall(r"\| ([A-Z0-9_]+) \| [\d.]+ \| ([\d.]+) \| ([\d.]+) \|", section)
+    return {t: (float(v), float(a)) for t, v, a in cells}
+
+
+def test_the_other_builds_table_is_the_measurement():
+    shown = _other_builds_table()
+    vnni, avx2 = _measured(BUILDS["avx_vnni"]), _measured(BUILDS["avx2"])
+    assert shown.keys() == vnni.keys() == avx2.keys()
+    for qtype, (v, a) in shown.items():
+        assert v == pytest.approx(vnni["Q4_K"] / vnni[qtype], abs=0.005), qtype
+        assert a == pytest.approx(avx2["Q4_K"] / avx2[qtype], abs=0.005), qtype
