@@ -542,3 +542,15 @@ def test_the_fit_does_not_move_with_the_data_s_last_digits():
     nudged[200] = replace(nudged[200], measured_tok_s=nudged[200].measured_tok_s * 1.001)
     moved = fit_hierarchy(Design(nudged)).global_x
     assert np.max(np.abs(moved - base)) < 1e-3
+
+
+def test_a_run_the_data_marks_doubtful_is_not_fitted(refit):
+    """Meteor Lake's decode rows are marked `doubtful` (a third of the Arrow Lake laptop's speed
+    on similar memory): the fit leaves them out and says why; its prefill rows are used."""
+    fit, _ = refit
+    gone = [e for e in fit.excluded if e.endswith("the data marks the run doubtful")]
+    assert sorted(e.split(":")[0] for e in gone) == [
+        "arc-graphics-155h gpt-oss-20b MXFP4 tg128",
+        "arc-graphics-155h gpt-oss-20b MXFP4 tg128 @ d4096",
+    ]
+    assert sum(u.startswith("arc-graphics-155h gpt-oss-20b MXFP4 pp512") for u in fit.used) == 2

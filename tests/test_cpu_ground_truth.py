@@ -26,7 +26,8 @@ def _test_name(n_prompt: int, n_gen: int) -> str:
 
 def _header(model_filename: str) -> Path:
     name = Path(model_filename).name.removesuffix(".gguf") + ".header.gguf"
-    return next((d / "headers" / name for d in DIRS if (d / "headers" / name).is_file()), DIRS[0])
+    found = [d / "headers" / name for d in DIRS if (d / "headers" / name).is_file()]
+    return found[0] if found else DIRS[0] / "headers" / name
 
 
 def _catalogue_slug(model_filename: str) -> str | None:

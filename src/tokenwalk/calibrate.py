@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from tokenwalk.costs.timing import (
     DEFAULT_UBATCH,
+    cpu_kernel_time,
     expert_compute,
     expert_tile_flops,
     experts_at_dense_rate,
@@ -181,6 +182,7 @@ def observation(
             raise InputError(f"{label}: a prefill measurement needs its prompt length")
         plan = prefill_chunks(depth + n_tokens, depth, ubatch)
         weights = {n: weight_bytes_read(model, n) for n in {n for _, n in plan}}
+        kernel = cpu_kernel_time(model)
         runs = [
             _pass(
                 model,
@@ -190,6 +192,7 @@ def observation(
                 kv_type=kv_type,
                 n_logits=1 if i == len(plan) - 1 else 0,
                 weight_bytes=weights[n],
+                kernel_time=kernel,
             )
             for i, (ctx, n) in enumerate(plan)
         ]
@@ -225,8 +228,8 @@ def _exclusion(b: Any, machine: Any) -> str | None:
         return "prefill of an unstated prompt length"
     if b.offloaded:
         return "part of the model ran from system RAM"
-    if "DOUBTFUL" in (b.notes or ""):
-        return "the source of the data marks the run doubtful"
+    if b.doubtful:
+        return "the data marks the run doubtful"
     if not machine.bandwidth_gbs:
         return "machine has no catalogued bandwidth"
     if b.phase == "prefill" and not machine.tflops_for(b.backend):

@@ -205,7 +205,9 @@ class BenchmarkEntry(_Entry):
     - `standard`: a plain llama-bench ppN / tgN run: llama.cpp, empty context, the default
       micro-batch and an f16 (or unstated) KV cache;
     - `offloaded`: the source says (or its numbers show) that part of the model ran from system
-      RAM: not a run of the machine alone, so the fit leaves it out.
+      RAM: not a run of the machine alone, so the fit leaves it out;
+    - `doubtful`: the data's collector marks the figure doubtful (notes say why): the fit
+      leaves it out.
     """
 
     machine: str = Field(min_length=1)
@@ -226,6 +228,7 @@ class BenchmarkEntry(_Entry):
     flash_attn: bool | None = None
     standard: bool
     offloaded: bool = False
+    doubtful: bool = False
     tok_s: PositiveFloat
 
     @model_validator(mode="after")

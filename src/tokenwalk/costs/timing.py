@@ -416,11 +416,13 @@ def pass_work(
     streams: int = 1,
     n_logits: float | None = None,
     weight_bytes: float | None = None,
+    kernel_time: float | None = None,
 ) -> PassWork:
     """B(n, c) and F(n, c) of a pass of `n_tokens` per stream over `streams` streams at `ctx`.
 
     `n_logits` defaults to every token (decoding, verification); prefill passes ask for the last
-    token only. `weight_bytes` lets a caller reuse W(n s) computed once for many passes.
+    token only. `weight_bytes` lets a caller reuse W(n s) computed once for many passes, and
+    `kernel_time` the model's `cpu_kernel_time`.
     """
     if n_tokens < 1 or streams < 1 or ctx < 0:
         raise InputError(
@@ -438,7 +440,10 @@ def pass_work(
     else:
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
-    kernel = 1.0 if total <= MATVEC_MAX_BATCH else cpu_kernel_time(model)
+    if total <= MATVEC_MAX_BATCH:
+        kernel = 1.0
+    else:
+        kernel = cpu_kernel_time(model) if kernel_time is None else kernel_time
     cpu_weight_rows = weight_row_flops(model, total, logits, matvec_free=False)[0]
     cpu_row_flops = kernel * cpu_weight_rows + attn / n_tokens
     return PassWork(
@@ -935,13 +940,20 @@ def prefill_report(
     kv_type = kv_type.lower()
     plan = prefill_chunks(prompt, cached, ubatch)
     weights: dict[int, float] = {}
+    kernel = cpu_kernel_time(model)
     chunks: list[PrefillChunk] = []
     for i, (ctx, n) in enumerate(plan):
         if n not in weights:
             weights[n] = weight_bytes_read(model, n)
         last = i == len(plan) - 1
         work = pass_work(
-            model, n, ctx, kv_type=kv_type, n_logits=1 if last else 0, weight_bytes=weights[n]
+            model,
+            n,
+            ctx,
+            kv_type=kv_type,
+            n_logits=1 if last else 0,
+            weight_bytes=weights[n],
+            kernel_time=kernel,
         )
         cost = pass_cost(work, machine)
         fx, rx = expert_compute(work)
