@@ -124,3 +124,14 @@ def test_a_budget_s_flags_fold_but_are_never_cut(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "…" not in out
     assert 'blk\\.(28..39)\\.ffn_.*_exps=CPU"' in out.replace("\n", "").replace(" ", "")
+
+
+def test_a_number_of_rows_is_singular_at_one():
+    from tokenwalk.render.fmt import rows
+
+    assert (rows(1), rows(1.2), rows(23.4), rows(1024)) == (
+        "1 row",
+        "1 row",
+        "23 rows",
+        "1,024 rows",
+    )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from tokenwalk.render.fmt import human_bytes, params, pct, rate, seconds
+from tokenwalk.render.fmt import human_bytes, params, pct, rate, rows, seconds
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ def _efficiency(fit: Efficiency) -> Step:
     return Step(
         "efficiencies",
         "eff_bw, eff_compute, rows_half, eff_experts, overhead per layer",
-        f"{_p(fit.eff_bw)}, {_p(fit.eff_compute)}, {fit.rows_half:,.0f} rows, "
+        f"{_p(fit.eff_bw)}, {_p(fit.eff_compute)}, {rows(fit.rows_half)}, "
         f"{_p(fit.eff_experts)}, {_s(fit.overhead_per_layer_s)} per layer",
         note=f"fitted on published runs; from {fit.source} (see tokenwalk calibrate --explain)",
     )
@@ -1298,7 +1298,7 @@ def explain_defaults_fit(r: DefaultsFit, console: Console) -> None:
             "global",
             "eff_bw, eff_compute, overhead per layer, rows_half, eff_experts",
             f"{_p(float(g['eff_bw']))}, {_p(float(g['eff_compute']))}, "
-            f"{_s(float(g['overhead_per_layer_s']))}, {float(g['rows_half']):,.0f} rows, "
+            f"{_s(float(g['overhead_per_layer_s']))}, {rows(float(g['rows_half']))}, "
             f"{_p(float(g.get('eff_experts', 1.0)))}",
             note=f"fitted on {r.rows_used:,} published runs ({r.rows_excluded:,} left out)",
         ),

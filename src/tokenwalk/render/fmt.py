@@ -19,6 +19,7 @@ __all__ = [
     "seconds",
     "params",
     "count",
+    "rows",
     "rate",
     "pct",
 ]
@@ -40,6 +41,12 @@ def params(n: float) -> str:
     if n >= 1e6:
         return f"{n / 1e6:.0f} M"
     return f"{n:,.0f}"
+
+
+def rows(n: float) -> str:
+    """A number of matrix rows: 1 -> '1 row', 23.4 -> '23 rows'."""
+    text = count(n)
+    return f"{text} row" if text == "1" else f"{text} rows"
 
 
 def rate(tok_s: float) -> str:

@@ -13,7 +13,7 @@ from tokenwalk.costs.timing import (
     SplitInfo,
 )
 from tokenwalk.machine import Efficiency
-from tokenwalk.render.fmt import count, human_bytes, pct, rate, seconds
+from tokenwalk.render.fmt import count, human_bytes, pct, rate, rows, seconds
 from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
@@ -28,7 +28,7 @@ def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
         routed = f", routed experts at {pct(fit.eff_experts)} of that"
     return (
         f"{pct(fit.eff_bw)} of bandwidth, {pct(fit.eff_compute)} of compute (half that for "
-        f"products of {fit.rows_half:,.0f} rows{routed}), "
+        f"products of {rows(fit.rows_half)}{routed}), "
         f"{seconds(fit.overhead_per_layer_s)} per layer; "
         f"from {safe_markup(fit.source)}"
     )
