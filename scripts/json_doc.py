@@ -516,13 +516,23 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         None,
         "x",
         "times the weight products' FLOPs count: a CPU's kernel time for the weights' types "
-        "against Q4_K (1 elsewhere)",
+        "against Q4_K (its mat-vec kernels' in a decoding step; 1 elsewhere)",
+    ),
+    "serial": (
+        None,
+        "",
+        "true where memory and compute add rather than overlap (a CPU's decoding step: "
+        "time = memory_s + compute_s + overhead_s)",
     ),
     "n_chunks": (None, "chunks", "number of prefill chunks"),
     "chunks": (None, "", "the prefill chunks, in order"),
     "index": (None, "", "position, from 0"),
     "tokens": (None, T, "tokens the chunk computes"),
-    "time_s": (None, S, "time of the pass: max(memory_s, compute_s) + overhead_s"),
+    "time_s": (
+        None,
+        S,
+        "time of the pass: max(memory_s, compute_s) + overhead_s (their sum where serial)",
+    ),
     "gpu_limit_bytes": (
         "int | null",
         B,

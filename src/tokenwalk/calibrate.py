@@ -41,6 +41,7 @@ from tokenwalk.costs.timing import (
     experts_at_dense_rate,
     matrix_flops,
     matrix_row_flops,
+    memory_and_compute_add,
     pass_work,
     prefill_chunks,
 )
@@ -133,10 +134,11 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 def _pass(
     model: Model, n: int, ctx: int, backend: str, **kw: Any
-) -> tuple[tuple[float, float, float, float, float, float], float]:
-    """(B, F, R, L, F_x, R_x) of a pass on a backend (L: the layers its fixed per-layer cost
+) -> tuple[tuple[float, float, float, float, float, float, float], float]:
+    """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
-    `timing.pass_cost` counts it), and its F_pad (`expert_tile_flops`)."""
+    `timing.pass_cost` counts it; S: 1 where memory and compute add,
+    `memory_and_compute_add`), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
@@ -148,6 +150,7 @@ def _pass(
         w.overhead_layers,
         fx,
         rx,
+        1.0 if memory_and_compute_add(w, backend) else 0.0,
     )
     return terms, expert_tile_flops(model, n * w.streams, backend)
 
@@ -290,7 +293,8 @@ def benchmark_observations(
 # - "tiles": the same plus the routed experts' empty tile columns, F_pad
 #   (`costs.timing.expert_tile_flops`), in the compute term: kept out of the shipped model
 #   because cross-validation does not favour it (docs/timing-model.md);
-# - "previous": no row term, groups by kind/backend only (the first timing model).
+# - "previous": no row term, memory and compute never add, groups by kind/backend only (the
+#   first timing model).
 VARIANTS = ("rows", "tiles", "previous")
 # eff_bw, eff_compute and the overhead only: no rows_half, no eff_experts
 _PREVIOUS_SIGMA = {k: (2.0, 2.0, 2.0) + (0.0,) * (len(PARAMS) - 3) for k in PRIOR_SIGMA}
@@ -309,6 +313,7 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
     if variant == "previous":
         old = Design(design.obs)
         old.rowc = np.zeros_like(old.rowc)
+        old.serial = np.zeros_like(old.serial)
         return old, _PREVIOUS_SIGMA, ("kind/backend", "machine")
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
@@ -343,6 +348,7 @@ def naive_predictions(design: Design) -> np.ndarray:
     """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
     d = Design(design.obs)
     d.rowc = np.zeros_like(d.rowc)
+    d.serial = np.zeros_like(d.serial)  # a roofline: the larger of the two terms
     x = np.zeros(len(PARAMS))  # every share at 100%, rows_half at 1 (its term is gone)
     x[PARAMS.index("overhead_per_layer_s")] = math.log(1e-8)
     return predict_tok_s(d, x)

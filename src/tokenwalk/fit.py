@@ -11,7 +11,8 @@ ln eff_experts) the prediction is
     C = [(F - F_x) + rows_half x (R - R_x) + (F_x + rows_half x R_x) / e_x] / (FLOPS e_c)
 
 with F_x and R_x the routed experts' part of F and R (0 on a cpu backend, whose experts run
-the dense kernels).
+the dense kernels), and B / (BW e_bw) + C in place of the max for a pass whose memory and
+compute add (S = 1: a CPU's decoding step, `timing.memory_and_compute_add`).
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
@@ -96,9 +97,10 @@ class Observation:
     bandwidth_gbs: float
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
-    # (bytes, flops, row_flops, layers the per-layer cost counts, and the routed experts' part
-    # of flops and of row_flops: 0 on a cpu backend) of each pass
-    passes: tuple[tuple[float, float, float, float, float, float], ...]
+    # (bytes, flops, row_flops, layers the per-layer cost counts, the routed experts' part
+    # of flops and of row_flops: 0 on a cpu backend, and 1 where memory and compute add, else
+    # 0) of each pass
+    passes: tuple[tuple[float, float, float, float, float, float, float], ...]
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
     meta: dict = field(default_factory=dict, compare=False)
@@ -142,20 +144,21 @@ class Design:
         self.obs = list(observations)
         rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, rf, nl, fx, rx in o.passes:
+            for by, fp, rf, nl, fx, rx, serial in o.passes:
                 rows.append(i)
                 fl = o.tflops * 1e12
                 # an unknown compute rate (0) leaves the compute term out (decode rows only)
                 c = (fp / fl, rf / fl, fx / fl, rx / fl) if fl else (0.0,) * 4
-                cols.append((by / (o.bandwidth_gbs * 1e9), c[0], c[1], nl, c[2], c[3]))
+                cols.append((by / (o.bandwidth_gbs * 1e9), c[0], c[1], nl, c[2], c[3], serial))
         self.row = np.array(rows, dtype=np.int64)
-        arr = np.array(cols, dtype=float).reshape(-1, 6)
+        arr = np.array(cols, dtype=float).reshape(-1, 7)
         self.mem = arr[:, 0]  # seconds at 100% bandwidth
         self.comp = arr[:, 1]  # seconds at 100% of the compute rate
         self.rowc = arr[:, 2]  # seconds per row of rows_half at 100% of the compute rate
         self.layers = arr[:, 3]
         self.compx = arr[:, 4]  # the routed experts' part of comp
         self.rowcx = arr[:, 5]  # and of rowc
+        self.serial = arr[:, 6] > 0  # memory and compute add
         # seconds at 100% of the compute rate of the routed experts' empty tile columns,
         # F_pad / FLOPS: 0 in the shipped model, set by the "tiles" variant of calibrate
         self.tile = np.zeros(len(self.row))
@@ -171,7 +174,7 @@ class Design:
         mem = self.mem / e[:, 0]
         comp = (self._dense(e) + self._experts(e)) / e[:, 1]
         over = self.layers * e[:, 2]
-        t = np.maximum(mem, comp) + over
+        t = np.where(self.serial, mem + comp, np.maximum(mem, comp)) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
         return mem, comp, over, total
 
@@ -199,14 +202,16 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     xr = x_rows[design.row]
     inside = ((xr > _LO) & (xr < _HI)).astype(float)
     e = np.exp(np.clip(xr, _LO, _HI))
-    comp_binds = comp > mem
+    # how much of a pass's time each term is: the larger one under a max, both when they add
+    wc = np.where(design.serial, 1.0, (comp > mem).astype(float))
+    wm = np.where(design.serial, 1.0, 1.0 - wc)
     d = np.zeros((len(mem), len(PARAMS)))
-    d[:, 0] = np.where(comp_binds, 0.0, -mem)
-    d[:, 1] = np.where(comp_binds, -comp, 0.0)
+    d[:, 0] = -mem * wm
+    d[:, 1] = -comp * wc
     d[:, 2] = over
     row_s = e[:, 3] * (design.rowc - design.rowcx + design.rowcx / e[:, 4])
-    d[:, 3] = np.where(comp_binds, row_s / e[:, 1], 0.0)
-    d[:, 4] = np.where(comp_binds, -design._experts(e) / e[:, 1], 0.0)
+    d[:, 3] = wc * row_s / e[:, 1]
+    d[:, 4] = -wc * design._experts(e) / e[:, 1]
     d *= inside
     dt = np.zeros((design.n, len(PARAMS)))
     for k in range(len(PARAMS)):
@@ -417,6 +422,7 @@ class _Subset(Design):
         self.layers = design.layers[keep]
         self.compx = design.compx[keep]
         self.rowcx = design.rowcx[keep]
+        self.serial = design.serial[keep]
         self.tile = design.tile[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]

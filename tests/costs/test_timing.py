@@ -220,13 +220,51 @@ def test_routed_experts_run_at_eff_experts_of_the_dense_rate(moe):
 
 def test_a_cpu_pays_for_its_mat_vec_products(dense):
     """Decoding: a GPU's mat-vec kernels hide the weights' FLOPs under the read (attention
-    only); a CPU pays them, each product of one row at 1 / (1 + rows_half) of its rate."""
+    only); a CPU pays them at its mat-vec kernels' time per weight type, each product of one
+    row at 1 / (1 + rows_half) of its rate, and the read and the arithmetic add."""
+    from tokenwalk.costs.timing import cpu_matvec_time
+
     w = pass_work(dense, 1, 0)
+    k = cpu_matvec_time(dense)
+    assert w.cpu_kernel_time == pytest.approx(k) and 1.0 < k < 1.6  # Q4_K, some Q6_K
     gpu = pass_time(dense, _machine("cuda", 8.0), 1, 0)
     cpu = pass_time(dense, _machine("cpu", 8.0), 1, 0)
     assert gpu.compute_s == pytest.approx(w.attention_flops / 10e12)
-    assert cpu.compute_s == pytest.approx((w.flops + 8.0 * w.cpu_row_flops) / 10e12)
-    assert cpu.compute_s == pytest.approx(9.0 * w.flops / 10e12, rel=0.01)
+    weights = k * w.matmul_flops
+    assert cpu.compute_s == pytest.approx(
+        (w.attention_flops + weights + 8.0 * w.cpu_row_flops) / 10e12
+    )
+    assert cpu.compute_s == pytest.approx(9.0 * weights / 10e12, rel=0.01)
+    assert not gpu.serial and gpu.time_s == pytest.approx(max(gpu.memory_s, gpu.compute_s))
+    assert cpu.serial and cpu.time_s == pytest.approx(cpu.memory_s + cpu.compute_s)
+    # a CPU's prefill pass overlaps them again (its tiled kernels hide the read)
+    chunk = pass_time(dense, _machine("cpu", 8.0), 512, 0, n_logits=1)
+    assert not chunk.serial and chunk.time_s == pytest.approx(max(chunk.memory_s, chunk.compute_s))
+
+
+@pytest.mark.parametrize(
+    ("name", "quant", "expected"),
+    [
+        ("tinyllama-1.1b", "Q8_0", 2.74),  # every product and the head Q8_0
+        ("gemma-3-270m", "Q8_0", 2.74),
+        ("smollm2-135m", "Q4_1", (1.56, 2.74)),  # Q4_1 products, its tied Q8_0 head counts
+        ("tinyllama-1.1b", "Q4_K_M", (1.05, 1.2)),  # Q4_K, the head and some more Q6_K (1.51)
+    ],
+)
+def test_a_cpus_mat_vec_time_counts_the_head(name, quant, expected):
+    """cpu_matvec_time: CPU_MATVEC_TIME of each weight's type, averaged over the weights a
+    decoding token multiplies, the output head (or the tied embedding table) included."""
+    from tokenwalk.costs.timing import CPU_MATVEC_TIME, cpu_kernel_time, cpu_matvec_time
+
+    model = load_model(name, quant).model
+    k = cpu_matvec_time(model)
+    if isinstance(expected, tuple):
+        assert expected[0] < k < expected[1]
+    else:
+        assert k == pytest.approx(expected)
+    assert CPU_MATVEC_TIME["Q4_K"] == 1.0
+    if name == "smollm2-135m":  # the head moves the step's mean, not the prefill's
+        assert cpu_kernel_time(model) == pytest.approx(3.06)
 
 
 @pytest.mark.parametrize(
@@ -252,8 +290,8 @@ def test_a_cpus_kernel_time_is_the_mean_of_its_weight_types(name, quant, expecte
 
 def test_a_cpu_prefill_counts_its_weight_products_at_their_kernel_time():
     """A prefill pass on a CPU: attention + kernel time x the weight products' FLOPs, R scaled
-    alike; a GPU and a CPU's decoding step (mat-vec kernels, not measured per type) count the
-    FLOPs as they are."""
+    alike; a GPU counts the FLOPs as they are, and a CPU's decoding step counts its mat-vec
+    kernels' time instead."""
     from tokenwalk.costs.timing import matrix_flops, matrix_row_flops
 
     model = load_model("tinyllama-1.1b", "Q8_0").model
@@ -263,7 +301,8 @@ def test_a_cpu_prefill_counts_its_weight_products_at_their_kernel_time():
     assert matrix_flops(w, "cuda") == w.flops
     assert matrix_row_flops(w, "cpu") > 1.5 * (w.cpu_row_flops / 1.52)
     step = pass_work(model, 1, 0)
-    assert step.cpu_kernel_time == 1.0 and matrix_flops(step, "cpu") == step.flops
+    assert step.cpu_kernel_time == pytest.approx(2.74)  # the mat-vec kernels' Q8_0
+    assert matrix_flops(step, "cuda") == step.attention_flops
     cpu = prefill_report(model, _machine("cpu", 1.0), prompt=512)
     gpu = prefill_report(model, _machine("cuda", 1.0), prompt=512)
     assert cpu.chunks[0].kernel_time == pytest.approx(1.52) and gpu.chunks[0].kernel_time == 1.0

@@ -129,9 +129,10 @@ def test_a_budget_s_flags_fold_but_are_never_cut(capsys, monkeypatch):
 def test_a_number_of_rows_is_singular_at_one():
     from tokenwalk.render.fmt import rows
 
-    assert (rows(1), rows(1.2), rows(23.4), rows(1024)) == (
+    assert (rows(1), rows(1.2), rows(23.4), rows(1024), rows(0.5)) == (
         "1 row",
         "1 row",
         "23 rows",
         "1,024 rows",
+        "0.5 rows",  # a fitted rows_half at its lower bound, never "0 rows"
     )

@@ -137,9 +137,54 @@ CPU_KERNEL_TIME: dict[str, float] = {
 }
 
 
+# The time llama.cpp's CPU mat-vec kernels (a decoding step: one token, `ggml_vec_dot_*` per
+# row) take per weight of each type, relative to a Q4_K weight: tg128 of the same models as
+# CPU_KERNEL_TIME, one thread, the weights in cache (tests/data/cpu-kernels; docs/timing-model.md
+# "A CPU's decoding step"). Unlike the prefill kernels the order holds on every SIMD build
+# measured (AVX2 alone and AVX-VNNI within 30%, Q6_K within 50%; tests/data/cpu-kernels-avx2,
+# -avx-vnni): the narrow types unpack cheaply, Q8_0 and F16 stream wide rows through the same
+# dot product.
+CPU_MATVEC_TIME: dict[str, float] = {
+    "Q2_K": 0.96,
+    "Q4_K": 1.00,
+    "Q4_0": 1.09,
+    "IQ4_NL": 1.09,
+    "Q3_K": 1.42,
+    "IQ4_XS": 1.44,
+    "Q5_K": 1.51,
+    "Q6_K": 1.51,
+    "Q4_1": 1.56,
+    "Q5_0": 1.82,
+    "Q5_1": 1.97,
+    "Q8_0": 2.74,
+    "F16": 4.18,
+    "BF16": 4.81,
+}
+
+
 _PRODUCT_ROLES = frozenset(
     {Role.ATTENTION, Role.LINEAR, Role.FFN, Role.EXPERT, Role.SHARED_EXPERT, Role.ROUTER}
 )
+
+
+def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> float:
+    """`table`'s time of each weight product's type, averaged over the weights a token
+    multiplies (the routed experts by the share a token wakes; the output head, the tied
+    embedding table where there is no separate head, only with `head`). Unknown types 1."""
+    num = den = 0.0
+    for t in model.tensors:
+        product = t.role in _PRODUCT_ROLES or (head and t.role is Role.OUTPUT)
+        if not product or len(t.info.shape) < 2:
+            continue
+        active = t.n_elements * tensor_read_fraction(model, t, 1)
+        num += active * table.get(t.type_name, 1.0)
+        den += active
+    emb = model.embedding
+    tied = not any(t.role is Role.OUTPUT for t in model.tensors)
+    if head and tied and emb is not None and model.spec.tied_embeddings:
+        num += emb.n_elements * table.get(emb.type_name, 1.0)
+        den += emb.n_elements
+    return num / den if den else 1.0
 
 
 def cpu_kernel_time(model: Model) -> float:
@@ -147,14 +192,14 @@ def cpu_kernel_time(model: Model) -> float:
     weights: CPU_KERNEL_TIME of each weight's type, averaged over the weights a token
     multiplies (the routed experts by the share a token wakes; the embedding lookup and the
     output head, which a prefill pass runs for one token, left out)."""
-    num = den = 0.0
-    for t in model.tensors:
-        if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
-            continue
-        active = t.n_elements * tensor_read_fraction(model, t, 1)
-        num += active * CPU_KERNEL_TIME.get(t.type_name, 1.0)
-        den += active
-    return num / den if den else 1.0
+    return _mean_kernel_time(model, CPU_KERNEL_TIME, head=False)
+
+
+def cpu_matvec_time(model: Model) -> float:
+    """The time a CPU's mat-vec kernels take for a decoding step's weight products, relative to
+    Q4_K weights: CPU_MATVEC_TIME of each weight's type, averaged over the weights a token
+    multiplies, the output head included (a decoding step runs it for every token)."""
+    return _mean_kernel_time(model, CPU_MATVEC_TIME, head=True)
 
 
 CUDA_MMQ_MAX_TILE = 128  # mmq.cuh mul_mat_q_switch_J: tile widths J = 8, 16, ..., 128
@@ -378,8 +423,8 @@ class PassWork(BaseModel):
     cpu_row_flops: float  # the same sum with mat-vec products counted too (a CPU pays them)
     n_layers: int
     recurrent_layers: int = 0  # of n_layers, recurrent with a scan state (Gated DeltaNet, Mamba)
-    # the weight products' time on a CPU's matrix kernels relative to Q4_K weights
-    # (`cpu_kernel_time`; 1 for a pass on mat-vec kernels)
+    # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
+    # or `cpu_matvec_time` for a pass on mat-vec kernels)
     cpu_kernel_time: float = 1.0
 
     @property
@@ -441,7 +486,7 @@ def pass_work(
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
     if total <= MATVEC_MAX_BATCH:
-        kernel = 1.0
+        kernel = cpu_matvec_time(model)
     else:
         kernel = cpu_kernel_time(model) if kernel_time is None else kernel_time
     cpu_weight_rows = weight_row_flops(model, total, logits, matvec_free=False)[0]
@@ -477,8 +522,9 @@ class PassCost(BaseModel):
     compute_s: float  # (F + rows_half x R, experts / eff_experts) / (FLOPS x eff_compute)
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
-    time_s: float  # max(memory_s, compute_s) + overhead_s
+    time_s: float  # max(memory_s, compute_s) + overhead_s, or their sum where `serial`
     bound: str  # "memory", "compute", or "experts" (compute, mostly routed-expert products)
+    serial: bool = False  # memory and compute add (`memory_and_compute_add`)
 
 
 def pass_seconds(
@@ -521,12 +567,28 @@ def pass_seconds(
     return memory_s, dense_s + expert_s, expert_s, overhead_s
 
 
+def memory_and_compute_add(work: PassWork, backend: str) -> bool:
+    """Whether a pass's memory and compute terms add rather than overlap: a CPU's decoding
+    step (mat-vec kernels). Each core both streams its rows of a weight and unpacks and
+    multiplies them, and at a core's one row per weight the arithmetic does not hide under
+    the read as a GPU's thousands of threads or a CPU's tiled prefill kernels hide it:
+
+        time = memory + compute + overhead      (a CPU's decoding step)
+        time = max(memory, compute) + overhead  (every other pass)
+
+    Chosen by leave-one-device-out cross-validation: mean |ln(predicted / measured)| 0.194 ->
+    0.186, and 0.179 with the mat-vec kernel times per type (`cpu_matvec_time`); adding the
+    terms in a CPU's prefill too made it worse (0.193; docs/timing-model.md)."""
+    return backend == "cpu" and work.matvec
+
+
 def matrix_flops(work: PassWork, backend: str = "") -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
-    they count; in a larger pass a CPU's weight products count `PassWork.cpu_kernel_time` times
-    (the kernel of each weight type, relative to Q4_K's)."""
+    they count (`memory_and_compute_add`). A CPU's weight products count
+    `PassWork.cpu_kernel_time` times (the kernel of each weight type, relative to Q4_K's: the
+    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
     if backend == "cpu":
@@ -582,14 +644,16 @@ def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     bound = "memory"
     if comp > mem:
         bound = "experts" if expert > comp / 2 else "compute"
+    serial = memory_and_compute_add(work, machine.backend)
     return PassCost(
         work=work,
         memory_s=mem,
         compute_s=comp,
         expert_s=expert,
         overhead_s=over,
-        time_s=max(mem, comp) + over,
+        time_s=(mem + comp if serial else max(mem, comp)) + over,
         bound=bound,
+        serial=serial,
     )
 
 
@@ -762,6 +826,12 @@ class DecodeReport(_OnMachine):
     row_flops: float | None = None  # R, sum over products of F_i / rows_i (None: split)
     overhead_s: float  # layers x overhead_per_layer_s
     bound: str
+    # memory and compute add instead of overlapping (a CPU's decoding step,
+    # `memory_and_compute_add`)
+    serial: bool = False
+    # the weight products' FLOPs count this many times in the compute term: a CPU's mat-vec
+    # kernel time of the weights' types relative to Q4_K (`cpu_matvec_time`), 1 elsewhere
+    kernel_time: float = 1.0
     bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
     arithmetic_intensity: float  # FLOP per byte of a step
     machine_balance: float | None  # FLOP per byte at the machine's balance point
@@ -822,6 +892,8 @@ def decode_report(
         row_flops=matrix_row_flops(w, machine.backend),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
+        serial=cost.serial,
+        kernel_time=w.cpu_kernel_time if machine.backend == "cpu" else 1.0,
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
@@ -868,8 +940,10 @@ class PrefillChunk(BaseModel):
     attention_share: float  # attention FLOPs / all FLOPs of the chunk
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
     # the weight products' FLOPs count this many times in the compute term: a CPU's kernel time
-    # of the weights' types relative to Q4_K (`cpu_kernel_time`), 1 elsewhere
+    # of the weights' types relative to Q4_K (`cpu_kernel_time`; `cpu_matvec_time` for a chunk
+    # of at most MATVEC_MAX_BATCH tokens), 1 elsewhere
     kernel_time: float = 1.0
+    serial: bool = False  # memory and compute add (a CPU's chunk on mat-vec kernels)
 
 
 class PrefillReport(_OnMachine):
@@ -977,6 +1051,7 @@ def prefill_report(
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
                 kernel_time=work.cpu_kernel_time if machine.backend == "cpu" else 1.0,
+                serial=cost.serial,
             )
         )
     ttft = sum(c.time_s for c in chunks)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from tokenwalk.render.fmt import human_bytes, params, pct, rate, rows, seconds
+from tokenwalk.render.fmt import human_bytes, params, pct, rate, row_count, rows, seconds
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -260,8 +260,10 @@ def _time_steps(
     fit: Efficiency,
     what: str,
     compute_note: str = "",
+    serial: bool = False,
 ) -> list[Step]:
-    """memory, compute, overhead and the time of one pass, with its numbers."""
+    """memory, compute, overhead and the time of one pass, with its numbers (`serial`: memory
+    and compute add, as in a CPU's decoding step)."""
     steps = [
         Step(
             "memory",
@@ -276,7 +278,7 @@ def _time_steps(
             Step(
                 "compute",
                 "(F + rows_half x R) / (FLOPS x eff_compute)",
-                f"({_flop(flops)} + {fit.rows_half:,.0f} x {_flop(row_flops)}) / "
+                f"({_flop(flops)} + {row_count(fit.rows_half)} x {_flop(row_flops)}) / "
                 f"({_tflops(tflops)} x {_p(fit.eff_compute)})",
                 _s(compute_s),
                 note="F: the FLOPs counted; R: sum over products of F_i / rows_i"
@@ -299,6 +301,17 @@ def _time_steps(
             _s(overhead_s),
         )
     )
+    if serial:
+        steps.append(
+            Step(
+                "time",
+                "memory + compute + overhead",
+                f"{_s(memory_s)} + {_s(compute_s)} + {_s(overhead_s)}",
+                _s(time_s),
+                "a CPU core reads a weight and multiplies it in turn: the two add",
+            )
+        )
+        return steps
     steps.append(
         Step(
             "time",
@@ -488,7 +501,13 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
                 "inside the memory time: F counts attention only, R = 0"
             )
         elif r.backend == "cpu":
-            note = "a CPU pays for every product, a mat-vec product as one of 1 row"
+            note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
+                f"; the weights' FLOPs count {r.kernel_time:.2f} times (its "
+                f"{'mat-vec' if r.serial else 'matrix'} kernels for these weight types, "
+                "against Q4_K)"
+                if r.kernel_time != 1.0
+                else ""
+            )
         steps += _time_steps(
             bytes_=r.step_read_bytes,
             flops=r.compute_flops,
@@ -502,6 +521,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             fit=r.fit,
             what="a step",
             compute_note=note,
+            serial=r.serial,
         )
     steps.append(Step("estimate", "1 / time", f"1 / {_s(r.ms_per_token / 1e3)}", _r(r.tok_s)))
     if r.ceiling_tok_s:
@@ -537,7 +557,7 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
         return Step(what, f"{c.tokens:,} tokens at context {c.ctx:,}", "", _s(c.time_s), c.bound)
     rate_ = f"{_tflops(r.tflops or 0)} x {_p(r.fit.eff_compute)}"
     bound = "routed experts" if c.bound == "experts" else c.bound
-    h = f"{r.fit.rows_half:,.0f}"
+    h = f"{row_count(r.fit.rows_half)}"
     if c.expert_flops and r.fit.eff_experts != 1.0:
         # dense products, then routed experts at eff_experts of the rate
         work = (
@@ -554,14 +574,21 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
         )
     else:
         work = f"{_flop(c.flops)} + {h} x {_flop(c.row_flops)}"
+    memory = f"{_b(c.read_bytes)} / ({_gbs(r.bandwidth_gbs)} x {_p(r.fit.eff_bw)})"
+    if c.serial:  # a CPU's chunk on mat-vec kernels: the read and the arithmetic add
+        worked = (
+            f"{memory} + ({work}) / ({rate_}) + {_s(c.overhead_s)}",
+            f"{_s(c.memory_s)} + {_s(c.compute_s)} + {_s(c.overhead_s)}",
+        )
+    else:
+        worked = (
+            f"max({memory}, ({work}) / ({rate_})) + {_s(c.overhead_s)}",
+            f"max({_s(c.memory_s)}, {_s(c.compute_s)}) + {_s(c.overhead_s)}",
+        )
     return Step(
         what,
         f"{c.tokens:,} tokens at context {c.ctx:,}",
-        (
-            f"max({_b(c.read_bytes)} / ({_gbs(r.bandwidth_gbs)} x {_p(r.fit.eff_bw)}), "
-            f"({work}) / ({rate_})) + {_s(c.overhead_s)}",
-            f"max({_s(c.memory_s)}, {_s(c.compute_s)}) + {_s(c.overhead_s)}",
-        ),
+        worked,
         _s(c.time_s),
         f"{bound}-bound; attention {_p(c.attention_share)} of its FLOPs",
     )
@@ -611,7 +638,7 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
                 "ubatch x experts used / experts woken",
                 "",
                 f"{r.expert_rows:,.0f} tokens per woken expert",
-                f"a product of n rows runs at n / (n + {r.experts_fit().rows_half:,.0f}) of "
+                f"a product of n rows runs at n / (n + {row_count(r.experts_fit().rows_half)}) of "
                 f"the matrix rate{_routed(r.experts_fit().eff_experts)}",
             )
         )
@@ -1214,7 +1241,7 @@ def explain_machines(rows: Sequence[Any], console: Console) -> None:
             "efficiencies",
             "global x vendor x backend x kind x kind/backend x machine factors",
             f"eff_bw {_p(m.eff_bw)}, eff_compute {_p(m.eff_compute)}, rows_half "
-            f"{m.rows_half:,.0f}, eff_experts {_p(m.eff_experts)}, "
+            f"{row_count(m.rows_half)}, eff_experts {_p(m.eff_experts)}, "
             f"{_s(m.overhead_per_layer_s)} per layer",
             note=f"from {m.fit_source}",
         ),
@@ -1235,7 +1262,7 @@ def explain_machines(rows: Sequence[Any], console: Console) -> None:
                 "FLOPS x eff_compute",
                 f"{_tflops(m.tflops)} x {_p(m.eff_compute)}",
                 _tflops(m.tflops * m.eff_compute),
-                f"a large product; one of n rows runs at n / (n + {m.rows_half:,.0f}) of it"
+                f"a large product; one of n rows runs at n / (n + {row_count(m.rows_half)}) of it"
                 f"{_routed(m.eff_experts)}",
             )
         )

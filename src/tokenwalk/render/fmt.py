@@ -43,9 +43,15 @@ def params(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def row_count(n: float) -> str:
+    """A number of matrix rows, bare: 23.4 -> '23', 1024 -> '1,024', 0.5 -> '0.5' (a fitted
+    rows_half below one row, never '0')."""
+    return f"{n:.1f}" if 0 < n < 0.95 else count(n)
+
+
 def rows(n: float) -> str:
-    """A number of matrix rows: 1 -> '1 row', 23.4 -> '23 rows'."""
-    text = count(n)
+    """A number of matrix rows: 1 -> '1 row', 23.4 -> '23 rows', 0.5 -> '0.5 rows'."""
+    text = row_count(n)
     return f"{text} row" if text == "1" else f"{text} rows"
 
 

@@ -13,7 +13,7 @@ from tokenwalk.costs.timing import (
     SplitInfo,
 )
 from tokenwalk.machine import Efficiency
-from tokenwalk.render.fmt import count, human_bytes, pct, rate, rows, seconds
+from tokenwalk.render.fmt import count, human_bytes, pct, rate, row_count, rows, seconds
 from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
@@ -68,7 +68,8 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         if split
         else f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
-    _kv(s, "estimate", rate(r.tok_s), f"{seconds(r.ms_per_token / 1e3)} per step, {r.bound}-bound")
+    how = "memory + compute + overhead (a CPU)" if r.serial else f"{r.bound}-bound"
+    _kv(s, "estimate", rate(r.tok_s), f"{seconds(r.ms_per_token / 1e3)} per step, {how}")
     _kv(
         s,
         "  memory",
@@ -92,8 +93,21 @@ def render_decode(r: DecodeReport, console: Console) -> None:
                 s,
                 "  compute",
                 seconds(r.compute_s),
-                f"(FLOPs + rows_half x FLOPs per row) / {rates}: a CPU's mat-vec products run "
-                f"at 1 / (1 + {r.fit.rows_half:,.0f}) of its large-product rate",
+                f"(FLOPs + rows_half x FLOPs per row) / {rates}: "
+                + (
+                    f"a CPU's mat-vec products run at 1 / (1 + {row_count(r.fit.rows_half)}) "
+                    "of its large-product rate"
+                    if r.parallel <= MATVEC_MAX_BATCH
+                    else f"a product of n rows runs at n / (n + {row_count(r.fit.rows_half)}) "
+                    "of its large-product rate"
+                )
+                + (
+                    f", the weights' FLOPs {r.kernel_time:.2f} times (its "
+                    f"{'mat-vec' if r.parallel <= MATVEC_MAX_BATCH else 'matrix'} kernels for "
+                    "these weight types, against Q4_K)"
+                    if r.kernel_time != 1.0
+                    else ""
+                ),
             )
         elif r.parallel <= MATVEC_MAX_BATCH:  # the weight products ride on the memory time
             _kv(
@@ -273,7 +287,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
                 f"experts: share of a chunk's time in routed-expert products. Each woken expert "
                 f"multiplies only about {r.expert_rows:,.0f} of a chunk's tokens (ubatch x "
                 f"experts used / experts woken), a product of n rows runs at n / (n + "
-                f"{fit.rows_half:,.0f}) of the matrix rate{kernels}: small products"
+                f"{row_count(fit.rows_half)}) of the matrix rate{kernels}: small products"
                 + (" and the routed-expert kernels" if kernels else "")
                 + " are why a mixture of experts fills its prompt slower than its active size "
                 "suggests.",
