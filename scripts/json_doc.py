@@ -518,11 +518,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "times the weight products' FLOPs count: a CPU's kernel time for the weights' types "
         "against Q4_K (its mat-vec kernels' in a decoding step; 1 elsewhere)",
     ),
-    "serial": (
+    "unhidden": (
         None,
-        "",
-        "true where memory and compute add rather than overlap (a CPU's decoding step: "
-        "time = memory_s + compute_s + overhead_s)",
+        "share",
+        "share of compute_s that does not hide under the read: time = max(memory_s, "
+        "compute_s) + min(memory_s, unhidden x compute_s) + overhead_s (1 in a CPU's decoding "
+        "step, where they add; 0 on a GPU)",
     ),
     "n_chunks": (None, "chunks", "number of prefill chunks"),
     "chunks": (None, "", "the prefill chunks, in order"),
@@ -531,7 +532,8 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "time_s": (
         None,
         S,
-        "time of the pass: max(memory_s, compute_s) + overhead_s (their sum where serial)",
+        "time of the pass: max(memory_s, compute_s) + min(memory_s, unhidden x compute_s) "
+        "+ overhead_s",
     ),
     "gpu_limit_bytes": (
         "int | null",

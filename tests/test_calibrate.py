@@ -544,6 +544,33 @@ def test_the_fit_does_not_move_with_the_data_s_last_digits():
     assert np.max(np.abs(moved - base)) < 1e-3
 
 
+def test_a_failed_gesdd_is_redone_with_gesvd_for_the_length_of_a_fit(monkeypatch):
+    """The fit's SVD: gesdd first, gesvd where gesdd does not converge (the nudge above made
+    it fail), and scipy's own function back afterwards."""
+    import scipy.linalg
+    import scipy.optimize._lsq.trf as trf
+
+    from tokenwalk.fit import _svd_that_converges
+
+    original = trf.svd
+    calls = []
+    real = scipy.linalg.svd
+
+    def flaky(a, full_matrices=True, lapack_driver="gesdd", **kw):
+        calls.append(lapack_driver)
+        if lapack_driver == "gesdd":
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return real(a, full_matrices=full_matrices, lapack_driver=lapack_driver, **kw)
+
+    monkeypatch.setattr(scipy.linalg, "svd", flaky)
+    a = np.arange(12.0).reshape(4, 3)
+    with _svd_that_converges():
+        u, s, vt = trf.svd(a, full_matrices=False)
+    assert calls == ["gesdd", "gesvd"]
+    assert np.allclose((u * s) @ vt, a)
+    assert trf.svd is original
+
+
 def test_a_run_the_data_marks_doubtful_is_not_fitted(refit):
     """Meteor Lake's decode rows are marked `doubtful` (a third of the Arrow Lake laptop's speed
     on similar memory): the fit leaves them out and says why; its prefill rows are used."""

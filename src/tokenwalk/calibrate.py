@@ -41,9 +41,9 @@ from tokenwalk.costs.timing import (
     experts_at_dense_rate,
     matrix_flops,
     matrix_row_flops,
-    memory_and_compute_add,
     pass_work,
     prefill_chunks,
+    unhidden_share,
 )
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
@@ -137,8 +137,8 @@ def _pass(
 ) -> tuple[tuple[float, float, float, float, float, float, float], float]:
     """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
-    `timing.pass_cost` counts it; S: 1 where memory and compute add,
-    `memory_and_compute_add`), and its F_pad (`expert_tile_flops`)."""
+    `timing.pass_cost` counts it; U: the share of the compute that does not hide under the
+    read, `unhidden_share`), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
@@ -150,7 +150,7 @@ def _pass(
         w.overhead_layers,
         fx,
         rx,
-        1.0 if memory_and_compute_add(w, backend) else 0.0,
+        unhidden_share(w, backend),
     )
     return terms, expert_tile_flops(model, n * w.streams, backend)
 
@@ -293,7 +293,7 @@ def benchmark_observations(
 # - "tiles": the same plus the routed experts' empty tile columns, F_pad
 #   (`costs.timing.expert_tile_flops`), in the compute term: kept out of the shipped model
 #   because cross-validation does not favour it (docs/timing-model.md);
-# - "previous": no row term, memory and compute never add, groups by kind/backend only (the
+# - "previous": no row term, memory and compute always overlap, groups by kind/backend only (the
 #   first timing model).
 VARIANTS = ("rows", "tiles", "previous")
 # eff_bw, eff_compute and the overhead only: no rows_half, no eff_experts
@@ -313,7 +313,7 @@ def variant_design(design: Design, variant: str) -> tuple[Design, dict, tuple[st
     if variant == "previous":
         old = Design(design.obs)
         old.rowc = np.zeros_like(old.rowc)
-        old.serial = np.zeros_like(old.serial)
+        old.unhidden = np.zeros_like(old.unhidden)
         return old, _PREVIOUS_SIGMA, ("kind/backend", "machine")
     raise InputError(f"unknown model variant '{variant}'; one of {', '.join(VARIANTS)}")
 
@@ -348,7 +348,7 @@ def naive_predictions(design: Design) -> np.ndarray:
     """The naive roofline: 100% of bandwidth and of compute, no overhead, no row term."""
     d = Design(design.obs)
     d.rowc = np.zeros_like(d.rowc)
-    d.serial = np.zeros_like(d.serial)  # a roofline: the larger of the two terms
+    d.unhidden = np.zeros_like(d.unhidden)  # a roofline: the larger of the two terms
     x = np.zeros(len(PARAMS))  # every share at 100%, rows_half at 1 (its term is gone)
     x[PARAMS.index("overhead_per_layer_s")] = math.log(1e-8)
     return predict_tok_s(d, x)

@@ -11,8 +11,9 @@ ln eff_experts) the prediction is
     C = [(F - F_x) + rows_half x (R - R_x) + (F_x + rows_half x R_x) / e_x] / (FLOPS e_c)
 
 with F_x and R_x the routed experts' part of F and R (0 on a cpu backend, whose experts run
-the dense kernels), and B / (BW e_bw) + C in place of the max for a pass whose memory and
-compute add (S = 1: a CPU's decoding step, `timing.memory_and_compute_add`).
+the dense kernels), plus min(B / (BW e_bw), U x C) where a share U of the compute does not
+hide under the read (U = 1 in a CPU's decoding step, where the two add;
+`timing.unhidden_share`).
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
@@ -41,7 +42,8 @@ group. Nothing is tuned per row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,8 +100,8 @@ class Observation:
     tflops: float
     tokens: float  # tokens the passes produce (1 for a decoding step, n for a prompt)
     # (bytes, flops, row_flops, layers the per-layer cost counts, the routed experts' part
-    # of flops and of row_flops: 0 on a cpu backend, and 1 where memory and compute add, else
-    # 0) of each pass
+    # of flops and of row_flops: 0 on a cpu backend, and the share U of the compute that does
+    # not hide under the read) of each pass
     passes: tuple[tuple[float, float, float, float, float, float, float], ...]
     measured_tok_s: float
     keys: Mapping[str, str] = field(default_factory=dict)  # level -> group, machine included
@@ -144,12 +146,12 @@ class Design:
         self.obs = list(observations)
         rows, cols = [], []
         for i, o in enumerate(self.obs):
-            for by, fp, rf, nl, fx, rx, serial in o.passes:
+            for by, fp, rf, nl, fx, rx, unhidden in o.passes:
                 rows.append(i)
                 fl = o.tflops * 1e12
                 # an unknown compute rate (0) leaves the compute term out (decode rows only)
                 c = (fp / fl, rf / fl, fx / fl, rx / fl) if fl else (0.0,) * 4
-                cols.append((by / (o.bandwidth_gbs * 1e9), c[0], c[1], nl, c[2], c[3], serial))
+                cols.append((by / (o.bandwidth_gbs * 1e9), c[0], c[1], nl, c[2], c[3], unhidden))
         self.row = np.array(rows, dtype=np.int64)
         arr = np.array(cols, dtype=float).reshape(-1, 7)
         self.mem = arr[:, 0]  # seconds at 100% bandwidth
@@ -158,7 +160,7 @@ class Design:
         self.layers = arr[:, 3]
         self.compx = arr[:, 4]  # the routed experts' part of comp
         self.rowcx = arr[:, 5]  # and of rowc
-        self.serial = arr[:, 6] > 0  # memory and compute add
+        self.unhidden = arr[:, 6]  # share of the compute that does not hide under the read
         # seconds at 100% of the compute rate of the routed experts' empty tile columns,
         # F_pad / FLOPS: 0 in the shipped model, set by the "tiles" variant of calibrate
         self.tile = np.zeros(len(self.row))
@@ -174,7 +176,7 @@ class Design:
         mem = self.mem / e[:, 0]
         comp = (self._dense(e) + self._experts(e)) / e[:, 1]
         over = self.layers * e[:, 2]
-        t = np.where(self.serial, mem + comp, np.maximum(mem, comp)) + over
+        t = np.maximum(mem, comp) + np.minimum(mem, self.unhidden * comp) + over
         total = np.bincount(self.row, weights=t, minlength=self.n)
         return mem, comp, over, total
 
@@ -202,9 +204,12 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     xr = x_rows[design.row]
     inside = ((xr > _LO) & (xr < _HI)).astype(float)
     e = np.exp(np.clip(xr, _LO, _HI))
-    # how much of a pass's time each term is: the larger one under a max, both when they add
-    wc = np.where(design.serial, 1.0, (comp > mem).astype(float))
-    wm = np.where(design.serial, 1.0, 1.0 - wc)
+    # how much each term counts in a pass's time: max(mem, comp) + min(mem, U comp)
+    u = design.unhidden
+    comp_binds = comp > mem
+    read_waits = (u > 0) & (u * comp >= mem)  # the unhidden compute outlasts the read
+    wm = np.where(comp_binds, 0.0, 1.0) + np.where(read_waits, 1.0, 0.0)
+    wc = np.where(comp_binds, 1.0, 0.0) + np.where(read_waits, 0.0, u)
     d = np.zeros((len(mem), len(PARAMS)))
     d[:, 0] = -mem * wm
     d[:, 1] = -comp * wc
@@ -217,6 +222,29 @@ def _dlog_pred(design: Design, x_rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
     for k in range(len(PARAMS)):
         dt[:, k] = np.bincount(design.row, weights=d[:, k], minlength=design.n)
     return np.log(design.tokens / total), -dt / total[:, None]
+
+
+@contextmanager
+def _svd_that_converges() -> Iterator[None]:
+    """scipy's exact trust-region step decomposes the Jacobian with LAPACK's divide-and-conquer
+    SVD (gesdd), which on rare matrices does not converge ("SVD did not converge": one
+    published row nudged by 0.1% did it); for the length of a fit, a failed gesdd is redone
+    with gesvd, slower and sturdier, and every step that converged is what it was."""
+    import scipy.linalg
+    import scipy.optimize._lsq.trf as trf
+
+    def svd(a: np.ndarray, full_matrices: bool = True, **kw: object) -> tuple:
+        try:
+            return scipy.linalg.svd(a, full_matrices=full_matrices, **kw)
+        except np.linalg.LinAlgError:
+            return scipy.linalg.svd(a, full_matrices=full_matrices, lapack_driver="gesvd", **kw)
+
+    before = trf.svd
+    trf.svd = svd
+    try:
+        yield
+    finally:
+        trf.svd = before
 
 
 def _huber_rho(z: np.ndarray, n_data: int) -> np.ndarray:
@@ -337,22 +365,23 @@ def fit_hierarchy(
         return np.vstack([jd[:, free], np.diag(inv_sigma)])
 
     n_data = idx.size
-    result = least_squares(
-        residuals,
-        theta0[free],
-        jac=jacobian,
-        loss=lambda z: _huber_rho(z, n_data),
-        method="trf",
-        # the exact trust-region step (SVD of a few hundred columns): the iterative LSMR step
-        # stopped at points that moved with the data's last digits (one row changed by 0.1%
-        # moved the cross-validated prefill median by a point); this one does not
-        tr_solver="exact",
-        x_scale=1.0,
-        ftol=1e-10,
-        xtol=1e-10,
-        gtol=1e-10,
-        max_nfev=500,
-    )
+    with _svd_that_converges():
+        result = least_squares(
+            residuals,
+            theta0[free],
+            jac=jacobian,
+            loss=lambda z: _huber_rho(z, n_data),
+            method="trf",
+            # the exact trust-region step (SVD of a few hundred columns): the iterative LSMR step
+            # stopped at points that moved with the data's last digits (one row changed by 0.1%
+            # moved the cross-validated prefill median by a point); this one does not
+            tr_solver="exact",
+            x_scale=1.0,
+            ftol=1e-10,
+            xtol=1e-10,
+            gtol=1e-10,
+            max_nfev=500,
+        )
     theta = expand(result.x)
     offsets = {c: theta[npar * (1 + j) : npar * (2 + j)].copy() for j, c in enumerate(cols)}
     return HierFit(
@@ -394,14 +423,15 @@ def fit_offset(
         _, d = _dlog_pred(design, x_of(phi))
         return np.vstack([d[:, free] / delta, np.diag(inv_sigma)])
 
-    result = least_squares(
-        residuals,
-        np.zeros(int(free.sum())),
-        jac=jacobian,
-        loss=lambda z: _huber_rho(z, n),
-        method="trf",
-        max_nfev=200,
-    )
+    with _svd_that_converges():
+        result = least_squares(
+            residuals,
+            np.zeros(int(free.sum())),
+            jac=jacobian,
+            loss=lambda z: _huber_rho(z, n),
+            method="trf",
+            max_nfev=200,
+        )
     off = np.zeros(len(PARAMS))
     off[free] = result.x
     return np.clip(prior_x + off, _LO, _HI)
@@ -422,7 +452,7 @@ class _Subset(Design):
         self.layers = design.layers[keep]
         self.compx = design.compx[keep]
         self.rowcx = design.rowcx[keep]
-        self.serial = design.serial[keep]
+        self.unhidden = design.unhidden[keep]
         self.tile = design.tile[keep]
         self.tokens = design.tokens[idx]
         self.measured = design.measured[idx]

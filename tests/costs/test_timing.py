@@ -235,11 +235,35 @@ def test_a_cpu_pays_for_its_mat_vec_products(dense):
         (w.attention_flops + weights + 8.0 * w.cpu_row_flops) / 10e12
     )
     assert cpu.compute_s == pytest.approx(9.0 * weights / 10e12, rel=0.01)
-    assert not gpu.serial and gpu.time_s == pytest.approx(max(gpu.memory_s, gpu.compute_s))
-    assert cpu.serial and cpu.time_s == pytest.approx(cpu.memory_s + cpu.compute_s)
-    # a CPU's prefill pass overlaps them again (its tiled kernels hide the read)
+    assert gpu.unhidden == 0 and gpu.time_s == pytest.approx(max(gpu.memory_s, gpu.compute_s))
+    assert cpu.unhidden == 1 and cpu.time_s == pytest.approx(cpu.memory_s + cpu.compute_s)
+    # a CPU's prefill chunk reuses each weight it reads for 512 tokens: only the first
+    # token's arithmetic waits on the read, a negligible share
     chunk = pass_time(dense, _machine("cpu", 8.0), 512, 0, n_logits=1)
-    assert not chunk.serial and chunk.time_s == pytest.approx(max(chunk.memory_s, chunk.compute_s))
+    m, c = chunk.memory_s, chunk.compute_s
+    assert chunk.unhidden == 1 / 512
+    assert chunk.time_s == pytest.approx(max(m, c) + min(m, c / 512))
+    assert chunk.time_s < 1.01 * max(m, c)
+    four = pass_time(dense, _machine("cpu", 8.0), 4, 0)
+    m, c = four.memory_s, four.compute_s
+    assert four.unhidden == 0.25
+    assert four.time_s == pytest.approx(max(m, c) + min(m, c / 4))
+
+
+def test_a_cpu_multiplies_more_than_one_token_with_its_matrix_kernels(dense):
+    """llama.cpp's CPU backend runs its mat-vec kernels for one token only (llamafile_sgemm:
+    "only enable sgemm for prompt processing", n < 2 falls back to the dot products): from two
+    tokens a pass counts the matrix kernels' times, and a CPU's time per pass moves smoothly
+    with the tokens from there (no step where a GPU switches kernels at MATVEC_MAX_BATCH)."""
+    from tokenwalk.costs.timing import MATVEC_MAX_BATCH, cpu_kernel_time, cpu_matvec_time
+
+    assert pass_work(dense, 1, 0).cpu_kernel_time == pytest.approx(cpu_matvec_time(dense))
+    for n in (2, 4, MATVEC_MAX_BATCH, 16):
+        assert pass_work(dense, n, 0).cpu_kernel_time == pytest.approx(cpu_kernel_time(dense))
+    cpu = _machine("cpu", 0.5)
+    times = [pass_time(dense, cpu, n, 4096).time_s for n in range(2, 4 * MATVEC_MAX_BATCH)]
+    pairs = zip(times[:-1], times[1:], strict=True)
+    assert all(0.99 * a < b < 1.2 * a for a, b in pairs)
 
 
 @pytest.mark.parametrize(

@@ -485,8 +485,8 @@ def pass_work(
     else:
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
-    if total <= MATVEC_MAX_BATCH:
-        kernel = cpu_matvec_time(model)
+    if total == 1:  # a CPU multiplies one token with its mat-vec kernels, more with its matrix
+        kernel = cpu_matvec_time(model)  # kernels (llamafile_sgemm: "only for prompt processing")
     else:
         kernel = cpu_kernel_time(model) if kernel_time is None else kernel_time
     cpu_weight_rows = weight_row_flops(model, total, logits, matvec_free=False)[0]
@@ -522,9 +522,9 @@ class PassCost(BaseModel):
     compute_s: float  # (F + rows_half x R, experts / eff_experts) / (FLOPS x eff_compute)
     expert_s: float  # the routed-expert products' share of compute_s
     overhead_s: float  # L x overhead per layer
-    time_s: float  # max(memory_s, compute_s) + overhead_s, or their sum where `serial`
+    time_s: float  # max(memory_s, compute_s) + min(memory_s, unhidden x compute_s) + overhead_s
     bound: str  # "memory", "compute", or "experts" (compute, mostly routed-expert products)
-    serial: bool = False  # memory and compute add (`memory_and_compute_add`)
+    unhidden: float = 0.0  # share of compute_s that does not hide (`unhidden_share`): 1 = the sum
 
 
 def pass_seconds(
@@ -567,26 +567,35 @@ def pass_seconds(
     return memory_s, dense_s + expert_s, expert_s, overhead_s
 
 
-def memory_and_compute_add(work: PassWork, backend: str) -> bool:
-    """Whether a pass's memory and compute terms add rather than overlap: a CPU's decoding
-    step (mat-vec kernels). Each core both streams its rows of a weight and unpacks and
-    multiplies them, and at a core's one row per weight the arithmetic does not hide under
-    the read as a GPU's thousands of threads or a CPU's tiled prefill kernels hide it:
+def unhidden_share(work: PassWork, backend: str) -> float:
+    """The share u of a pass's compute that does not hide under its read:
+
+        time = max(memory, compute) + min(memory, u x compute) + overhead
+
+    A GPU hides a pass's arithmetic under the read, or the read under the arithmetic (u = 0).
+    A CPU core streams its rows of a weight and unpacks and multiplies them in turn: in a
+    decoding step the two add (u = 1: memory + compute). A pass of n s tokens multiplies each
+    weight it loads for n s tokens, and only the first token's arithmetic waits on the read,
+    u = 1 / (n s): in a prefill chunk a negligible term (a 512-token chunk's compute is tens of
+    times its read), between one and a few tokens (a draft's verification) an interpolation no
+    measured row pins:
 
         time = memory + compute + overhead      (a CPU's decoding step)
-        time = max(memory, compute) + overhead  (every other pass)
+        time = max(memory, compute) + overhead  (a GPU's passes; a CPU's prefill, nearly)
 
     Chosen by leave-one-device-out cross-validation: mean |ln(predicted / measured)| 0.194 ->
-    0.186, and 0.179 with the mat-vec kernel times per type (`cpu_matvec_time`); adding the
-    terms in a CPU's prefill too made it worse (0.193; docs/timing-model.md)."""
-    return backend == "cpu" and work.matvec
+    0.186, and 0.180 with the mat-vec kernel times per type (`cpu_matvec_time`); adding the
+    whole read in a CPU's prefill too made it worse (0.193; docs/timing-model.md)."""
+    if backend != "cpu":
+        return 0.0
+    return 1.0 / (work.n_tokens * work.streams)
 
 
 def matrix_flops(work: PassWork, backend: str = "") -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
-    they count (`memory_and_compute_add`). A CPU's weight products count
+    they count, and do not hide under the read (`unhidden_share`). A CPU's weight products count
     `PassWork.cpu_kernel_time` times (the kernel of each weight type, relative to Q4_K's: the
     matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
     if work.matvec and backend != "cpu":
@@ -644,16 +653,16 @@ def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     bound = "memory"
     if comp > mem:
         bound = "experts" if expert > comp / 2 else "compute"
-    serial = memory_and_compute_add(work, machine.backend)
+    u = unhidden_share(work, machine.backend)
     return PassCost(
         work=work,
         memory_s=mem,
         compute_s=comp,
         expert_s=expert,
         overhead_s=over,
-        time_s=(mem + comp if serial else max(mem, comp)) + over,
+        time_s=max(mem, comp) + min(mem, u * comp) + over,
         bound=bound,
-        serial=serial,
+        unhidden=u,
     )
 
 
@@ -826,9 +835,9 @@ class DecodeReport(_OnMachine):
     row_flops: float | None = None  # R, sum over products of F_i / rows_i (None: split)
     overhead_s: float  # layers x overhead_per_layer_s
     bound: str
-    # memory and compute add instead of overlapping (a CPU's decoding step,
-    # `memory_and_compute_add`)
-    serial: bool = False
+    # share of compute_s that does not hide under the read (`unhidden_share`): 1 in a CPU's
+    # decoding step, where memory and compute add; 0 on a GPU
+    unhidden: float = 0.0
     # the weight products' FLOPs count this many times in the compute term: a CPU's mat-vec
     # kernel time of the weights' types relative to Q4_K (`cpu_matvec_time`), 1 elsewhere
     kernel_time: float = 1.0
@@ -892,7 +901,7 @@ def decode_report(
         row_flops=matrix_row_flops(w, machine.backend),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
-        serial=cost.serial,
+        unhidden=cost.unhidden,
         kernel_time=w.cpu_kernel_time if machine.backend == "cpu" else 1.0,
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
@@ -941,9 +950,9 @@ class PrefillChunk(BaseModel):
     expert_rows: float  # mean tokens a woken routed expert multiplies (0: dense model)
     # the weight products' FLOPs count this many times in the compute term: a CPU's kernel time
     # of the weights' types relative to Q4_K (`cpu_kernel_time`; `cpu_matvec_time` for a chunk
-    # of at most MATVEC_MAX_BATCH tokens), 1 elsewhere
+    # of one token), 1 elsewhere
     kernel_time: float = 1.0
-    serial: bool = False  # memory and compute add (a CPU's chunk on mat-vec kernels)
+    unhidden: float = 0.0  # share of compute_s that does not hide (a CPU's: 1 / tokens)
 
 
 class PrefillReport(_OnMachine):
@@ -1051,7 +1060,7 @@ def prefill_report(
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
                 kernel_time=work.cpu_kernel_time if machine.backend == "cpu" else 1.0,
-                serial=cost.serial,
+                unhidden=cost.unhidden,
             )
         )
     ttft = sum(c.time_s for c in chunks)

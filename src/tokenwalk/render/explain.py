@@ -260,10 +260,11 @@ def _time_steps(
     fit: Efficiency,
     what: str,
     compute_note: str = "",
-    serial: bool = False,
+    unhidden: float = 0.0,
 ) -> list[Step]:
-    """memory, compute, overhead and the time of one pass, with its numbers (`serial`: memory
-    and compute add, as in a CPU's decoding step)."""
+    """memory, compute, overhead and the time of one pass, with its numbers (`unhidden`: the
+    share of the smaller of memory and compute that adds to the larger, 1 in a CPU's decoding
+    step)."""
     steps = [
         Step(
             "memory",
@@ -301,7 +302,7 @@ def _time_steps(
             _s(overhead_s),
         )
     )
-    if serial:
+    if unhidden == 1.0:
         steps.append(
             Step(
                 "time",
@@ -309,6 +310,20 @@ def _time_steps(
                 f"{_s(memory_s)} + {_s(compute_s)} + {_s(overhead_s)}",
                 _s(time_s),
                 "a CPU core reads a weight and multiplies it in turn: the two add",
+            )
+        )
+        return steps
+    if unhidden:
+        n = round(1 / unhidden)
+        steps.append(
+            Step(
+                "time",
+                "max(memory, compute) + min(memory, compute / tokens) + overhead",
+                f"max({_s(memory_s)}, {_s(compute_s)}) + min({_s(memory_s)}, "
+                f"{_s(compute_s)} / {n}) + {_s(overhead_s)}",
+                _s(time_s),
+                "a CPU core reads a weight, then multiplies it for each token: the first "
+                "token's arithmetic waits on the read",
             )
         )
         return steps
@@ -503,7 +518,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
         elif r.backend == "cpu":
             note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
                 f"; the weights' FLOPs count {r.kernel_time:.2f} times (its "
-                f"{'mat-vec' if r.serial else 'matrix'} kernels for these weight types, "
+                f"{'mat-vec' if r.unhidden else 'matrix'} kernels for these weight types, "
                 "against Q4_K)"
                 if r.kernel_time != 1.0
                 else ""
@@ -521,7 +536,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             fit=r.fit,
             what="a step",
             compute_note=note,
-            serial=r.serial,
+            unhidden=r.unhidden,
         )
     steps.append(Step("estimate", "1 / time", f"1 / {_s(r.ms_per_token / 1e3)}", _r(r.tok_s)))
     if r.ceiling_tok_s:
@@ -575,10 +590,12 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
     else:
         work = f"{_flop(c.flops)} + {h} x {_flop(c.row_flops)}"
     memory = f"{_b(c.read_bytes)} / ({_gbs(r.bandwidth_gbs)} x {_p(r.fit.eff_bw)})"
-    if c.serial:  # a CPU's chunk on mat-vec kernels: the read and the arithmetic add
+    if c.unhidden:  # a CPU's chunk on mat-vec kernels: the first token's share adds
         worked = (
-            f"{memory} + ({work}) / ({rate_}) + {_s(c.overhead_s)}",
-            f"{_s(c.memory_s)} + {_s(c.compute_s)} + {_s(c.overhead_s)}",
+            f"max({memory}, ({work}) / ({rate_})) + min(memory, compute / {c.tokens:,}) + "
+            f"{_s(c.overhead_s)}",
+            f"max({_s(c.memory_s)}, {_s(c.compute_s)}) + min({_s(c.memory_s)}, "
+            f"{_s(c.compute_s)} / {c.tokens:,}) + {_s(c.overhead_s)}",
         )
     else:
         worked = (
@@ -614,17 +631,18 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             f"{r.n_chunks}",
         )
     )
+    cpu = bool(r.chunks) and r.chunks[0].unhidden > 0
     steps.append(
         Step(
             "chunk time",
             "max(B_i / (BW x eff_bw), (F_i + rows_half x R_i) / (FLOPS x eff_compute)) "
-            "+ L x overhead",
+            "+ L x overhead" + (" + min(memory, compute / tokens)" if cpu else ""),
             note="B_i: weights the chunk's tokens wake + KV read; F_i: 2 x active weights x "
             "tokens + attention; R_i: sum of F / rows over its products; "
             + (
-                f"on a CPU the weight products count {r.chunks[0].kernel_time:.2f} times (its "
-                "kernels for these weight types, against Q4_K)"
-                if r.chunks and r.chunks[0].kernel_time != 1.0
+                f"a CPU's weight products count {r.chunks[0].kernel_time:.2f} times (its "
+                "kernels for these types, against Q4_K), its first token waits on the read"
+                if cpu
                 else "the routed experts' part of F_i and R_i counts 1 / eff_experts times"
             ),
         )

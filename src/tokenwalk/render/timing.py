@@ -68,7 +68,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
         if split
         else f"{r.bandwidth_gbs:,.0f} GB/s / {human_bytes(r.step_read_bytes)} per step",
     )
-    how = "memory + compute + overhead (a CPU)" if r.serial else f"{r.bound}-bound"
+    if r.unhidden == 1.0:
+        how = "memory + compute + overhead (a CPU)"
+    elif r.unhidden:
+        how = f"{r.bound}-bound, one stream's compute waiting on the read (a CPU)"
+    else:
+        how = f"{r.bound}-bound"
     _kv(s, "estimate", rate(r.tok_s), f"{seconds(r.ms_per_token / 1e3)} per step, {how}")
     _kv(
         s,
@@ -97,13 +102,13 @@ def render_decode(r: DecodeReport, console: Console) -> None:
                 + (
                     f"a CPU's mat-vec products run at 1 / (1 + {row_count(r.fit.rows_half)}) "
                     "of its large-product rate"
-                    if r.parallel <= MATVEC_MAX_BATCH
+                    if r.parallel == 1
                     else f"a product of n rows runs at n / (n + {row_count(r.fit.rows_half)}) "
                     "of its large-product rate"
                 )
                 + (
                     f", the weights' FLOPs {r.kernel_time:.2f} times (its "
-                    f"{'mat-vec' if r.parallel <= MATVEC_MAX_BATCH else 'matrix'} kernels for "
+                    f"{'mat-vec' if r.parallel == 1 else 'matrix'} kernels for "
                     "these weight types, against Q4_K)"
                     if r.kernel_time != 1.0
                     else ""
