@@ -231,7 +231,12 @@ def _svd_that_converges() -> Iterator[None]:
     published row nudged by 0.1% did it); for the length of a fit, a failed gesdd is redone
     with gesvd, slower and sturdier, and every step that converged is what it was."""
     import scipy.linalg
-    import scipy.optimize._lsq.trf as trf
+
+    try:
+        import scipy.optimize._lsq.trf as trf
+    except ImportError:  # a scipy that keeps its trust-region step elsewhere: as it is
+        yield
+        return
 
     def svd(a: np.ndarray, full_matrices: bool = True, **kw: object) -> tuple:
         try:

@@ -424,7 +424,7 @@ class PassWork(BaseModel):
     n_layers: int
     recurrent_layers: int = 0  # of n_layers, recurrent with a scan state (Gated DeltaNet, Mamba)
     # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
-    # or `cpu_matvec_time` for a pass on mat-vec kernels)
+    # or `cpu_matvec_time` for a pass of one token: a CPU's mat-vec kernels)
     cpu_kernel_time: float = 1.0
 
     @property
@@ -838,8 +838,9 @@ class DecodeReport(_OnMachine):
     # share of compute_s that does not hide under the read (`unhidden_share`): 1 in a CPU's
     # decoding step, where memory and compute add; 0 on a GPU
     unhidden: float = 0.0
-    # the weight products' FLOPs count this many times in the compute term: a CPU's mat-vec
-    # kernel time of the weights' types relative to Q4_K (`cpu_matvec_time`), 1 elsewhere
+    # the weight products' FLOPs count this many times in the compute term: a CPU's kernel time
+    # of the weights' types relative to Q4_K (its mat-vec kernels' for one stream,
+    # `cpu_matvec_time`; its matrix kernels' for more, `cpu_kernel_time`), 1 elsewhere
     kernel_time: float = 1.0
     bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
     arithmetic_intensity: float  # FLOP per byte of a step
