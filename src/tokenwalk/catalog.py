@@ -437,6 +437,51 @@ def load_benchmarks() -> tuple[BenchmarkEntry, ...]:
 # -- lookup -----------------------------------------------------------------------------------
 
 
+class GraphNodes(BaseModel):
+    """One catalogue model's llama.cpp compute-graph node count (data/graph_nodes.yaml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    arch: str
+    moe: bool
+    layers: int = Field(ge=1)
+    nodes: int = Field(ge=1)
+
+
+@functools.lru_cache(maxsize=1)
+def load_graph_nodes() -> dict[str, GraphNodes]:
+    """slug -> its measured graph nodes (data/graph_nodes.yaml)."""
+    path = data_path("graph_nodes.yaml")
+    raw = read_yaml(path)
+    models = raw.get("models") if isinstance(raw, dict) else None
+    if not isinstance(models, dict):
+        raise SpecError(f"{path}: expected a 'models:' mapping of slug to its graph nodes")
+    out = {}
+    for slug, entry in models.items():
+        try:
+            out[str(slug)] = GraphNodes.model_validate(entry)
+        except ValidationError as exc:
+            raise _spec_error(path, str(slug), exc) from None
+    return out
+
+
+def graph_nodes_per_layer(name: str, arch: str, moe: bool) -> float | None:
+    """llama.cpp's compute-graph nodes per decoding layer of a model: its own measurement for a
+    catalogue model, else the mean of the measured models of its architecture with the same
+    kind of FFN (routed experts or not), else of its architecture; None for an architecture
+    never measured."""
+    table = load_graph_nodes()
+    if name in table:
+        own = table[name]
+        return own.nodes / own.layers
+    for same in (
+        [g for g in table.values() if g.arch == arch and g.moe == moe],
+        [g for g in table.values() if g.arch == arch],
+    ):
+        if same:
+            return sum(g.nodes / g.layers for g in same) / len(same)
+    return None
+
+
 def _find(entries: Sequence[Any], name: str, what: str, command: str) -> Any:
     key = name.strip().lower()
     names: dict[str, Any] = {}

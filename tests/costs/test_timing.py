@@ -415,19 +415,71 @@ def test_the_shipped_seed_prefill_has_no_tile_term(moe, laptop):
     assert 50 <= r.ttft_s <= 95
 
 
-def test_a_recurrent_layer_pays_the_fixed_cost_twice(laptop):
-    """Qwen3.6-35B-A3B: 40 layers, 30 of them Gated DeltaNet: the per-layer cost counts 70;
-    a short-conv layer (LFM2) counts once."""
+def test_a_recurrent_layer_pays_the_fixed_cost_twice_where_the_graph_was_never_measured(laptop):
+    """Without a graph-node count: Qwen3.6-35B-A3B's 40 layers, 30 of them Gated DeltaNet,
+    count 70; a short-conv layer (LFM2) counts once."""
+    from dataclasses import replace
+
     from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD, pass_time, pass_work
 
-    hybrid = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+    hybrid = replace(load_model("qwen3.6-35b-a3b", "Q4_K_M").model, layer_nodes=None)
     w = pass_work(hybrid, 1, 1024)
     assert (w.n_layers, w.recurrent_layers) == (40, 30)
     assert w.overhead_layers == 40 + (RECURRENT_LAYER_OVERHEAD - 1) * 30 == 70
     step = pass_time(hybrid, laptop, 1, 1024)
     assert step.overhead_s == pytest.approx(70 * laptop.fit.overhead_per_layer_s)
-    dense = pass_work(load_model("llama-3.1-8b", "Q4_K_M").model, 1, 1024)
-    assert dense.recurrent_layers == 0 and dense.overhead_layers == dense.n_layers == 32
-    # LFM2's short-conv layers (no scan state) count once
-    conv = pass_work(load_model("lfm2-8b-a1b", "Q4_K_M").model, 1, 1024)
-    assert conv.recurrent_layers == 0 and conv.overhead_layers == conv.n_layers
+    dense = replace(load_model("llama-3.1-8b", "Q4_K_M").model, layer_nodes=None)
+    assert pass_work(dense, 1, 1024).overhead_layers == 32
+    conv = replace(load_model("lfm2-8b-a1b", "Q4_K_M").model, layer_nodes=None)
+    w = pass_work(conv, 1, 1024)
+    assert w.recurrent_layers == 0 and w.overhead_layers == w.n_layers
+
+
+def test_the_fixed_cost_counts_llama_cpps_graph_nodes(laptop):
+    """A layer counts its model's llama.cpp graph nodes per layer over a llama layer's
+    (data/graph_nodes.yaml, measured with llama-fit-params): Qwen3.6-35B-A3B's 3,787 nodes for
+    40 layers, Llama 3.1 8B's 998 for 32, Gemma 4 26B-A4B's 2,644 for 30."""
+    from tokenwalk.costs.timing import LLAMA_LAYER_NODES, pass_time, pass_work
+
+    assert LLAMA_LAYER_NODES == pytest.approx(31.1875)
+    for name, nodes in (
+        ("qwen3.6-35b-a3b", 3787),
+        ("llama-3.1-8b", 998),
+        ("gemma-4-26b-a4b", 2644),
+    ):
+        model = load_model(name, "Q4_K_M").model
+        w = pass_work(model, 1, 1024)
+        assert w.overhead_layers == pytest.approx(nodes / LLAMA_LAYER_NODES), name
+    hybrid = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+    step = pass_time(hybrid, laptop, 1, 1024)
+    assert step.overhead_s == pytest.approx(
+        3787 / LLAMA_LAYER_NODES * laptop.fit.overhead_per_layer_s
+    )
+
+
+def test_a_model_outside_the_catalogue_borrows_its_architectures_nodes():
+    """A user's GGUF (its name not a catalogue slug) takes the nodes per layer of the
+    catalogue's models of its architecture and FFN kind; an architecture never measured,
+    none."""
+    from tokenwalk.catalog import graph_nodes_per_layer, load_graph_nodes
+
+    table = load_graph_nodes()
+    assert table["llama-2-7b"].nodes == 998 and table["gemma-4-26b-a4b"].moe
+    qwen3 = [g.nodes / g.layers for g in table.values() if g.arch == "qwen3" and not g.moe]
+    assert graph_nodes_per_layer("my-finetune", "qwen3", False) == pytest.approx(
+        sum(qwen3) / len(qwen3)
+    )
+    moe = graph_nodes_per_layer("my-gemma", "gemma4", True)
+    dense = graph_nodes_per_layer("my-gemma", "gemma4", False)
+    assert moe == pytest.approx(2644 / 30) and dense == pytest.approx(2459 / 60)
+    assert graph_nodes_per_layer("x", "an-architecture-never-seen", False) is None
+    assert graph_nodes_per_layer("llama-2-7b", "whatever", True) == pytest.approx(998 / 32)
+    # a GGUF header (DeepSeek R1 Distill Qwen 7B, architecture qwen2) carries them too
+    from pathlib import Path
+
+    fixture = (
+        Path(__file__).parents[1] / "fixtures" / "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf"
+    )
+    gguf = load_model(str(fixture)).model
+    assert gguf.layer_nodes == pytest.approx(graph_nodes_per_layer("?", "qwen2", False))
+    assert pass_work(gguf, 1, 0).layer_weight == pytest.approx(gguf.layer_nodes / (998 / 32))

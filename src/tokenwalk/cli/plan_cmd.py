@@ -70,6 +70,7 @@ def _at_preset(model: Model, preset: str) -> Model:
         file_bytes_exact=False,
         quant=preset,
         source=model.source,
+        layer_nodes=model.layer_nodes,
     )
 
 

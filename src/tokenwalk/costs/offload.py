@@ -105,9 +105,9 @@ ALLREDUCE_LATENCY_S = 25e-6
 # The share of the link's rate an all-reduce of a prefill's hidden states moves at: GeForce
 # cards have no PCIe peer-to-peer, so NCCL stages each ring step through host memory. Derived
 # from llama.cpp #19378, 4 x RTX 4090, Llama 3.2 1B F16 pp512 with --split-mode tensor (18,753
-# t/s: 27.3 ms a micro-batch, of which the cards' own work takes 3.2 ms and 32 all-reduces of
+# t/s: 27.3 ms a micro-batch, of which the cards' own work takes 3.5 ms and 32 all-reduces of
 # 4.2 MB the rest); checked on gpt-oss-120b pp512 of the same run (5,446 t/s; docs/offload.md).
-ALLREDUCE_LINK_SHARE = 0.274
+ALLREDUCE_LINK_SHARE = 0.268
 # A block whose only work on the CPU is its routed experts pays a fixed cost there (the hidden
 # state copied out and back with a stream sync each way, the CPU threads woken for the expert
 # ops) instead of the CPU fit's per-layer overhead, which covers a whole block: derived from the

@@ -17,7 +17,8 @@ logits; A: attention scores and the weighted sum of values). Its time is
         + L x overhead_per_layer_s                                                    [s]
 
 with BW, FLOPS the spec-sheet rates, R = sum over products of F_i / rows_i, L the decoding
-layers with a scan layer counted RECURRENT_LAYER_OVERHEAD times (`PassWork.overhead_layers`),
+layers in llama layers of llama.cpp's compute graph (each its model's graph nodes per layer over
+a llama layer's; `PassWork.overhead_layers`),
 and (eff_bw, eff_compute, rows_half, overhead_per_layer_s) the machine's fitted efficiencies
 (`pass_seconds`). A pass of at most 8 tokens runs its weight
 products on llama.cpp's mat-vec kernels, which stream each weight once: its F counts only A.
@@ -113,6 +114,12 @@ MATVEC_MAX_BATCH = 8
 # counted too): the node counts give the direction, the cross-validation the value
 # (docs/timing-model.md).
 RECURRENT_LAYER_OVERHEAD = 2.0
+# The fixed cost of a pass grows with llama.cpp's compute-graph nodes (kernel launches, graph
+# bookkeeping): a layer counts its model's graph nodes per layer over a llama layer's, measured
+# by llama-fit-params for every catalogue model (data/graph_nodes.yaml; `Model.layer_nodes`).
+# Llama 2 7B: 998 nodes for 32 layers. A model of an architecture never measured counts its
+# layers, a scan layer RECURRENT_LAYER_OVERHEAD times, as before the counts were measured.
+LLAMA_LAYER_NODES = 998 / 32
 # The time llama.cpp's CPU kernels take to multiply a weight of each type in a prefill pass,
 # relative to a Q4_K weight of as many elements: pp512 of one model quantized --pure to each type,
 # one thread of the project's own Xeon (AVX-512; scripts/cpu_kernels.py, tests/data/cpu-kernels,
@@ -423,14 +430,20 @@ class PassWork(BaseModel):
     cpu_row_flops: float  # the same sum with mat-vec products counted too (a CPU pays them)
     n_layers: int
     recurrent_layers: int = 0  # of n_layers, recurrent with a scan state (Gated DeltaNet, Mamba)
+    # the model's graph nodes per layer over a llama layer's (`Model.layer_nodes` /
+    # LLAMA_LAYER_NODES); None where they were never measured
+    layer_weight: float | None = None
     # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
     # or `cpu_matvec_time` for a pass of one token: a CPU's mat-vec kernels)
     cpu_kernel_time: float = 1.0
 
     @property
     def overhead_layers(self) -> float:
-        """Layers the fixed per-layer cost counts: a recurrent layer with a scan state counts
-        RECURRENT_LAYER_OVERHEAD of them."""
+        """Layers the fixed per-layer cost counts, in llama layers: each layer its model's graph
+        nodes per layer over a llama layer's (`layer_weight`); where never measured, a
+        recurrent layer with a scan state counts RECURRENT_LAYER_OVERHEAD of them."""
+        if self.layer_weight is not None:
+            return self.n_layers * self.layer_weight
         return self.n_layers + (RECURRENT_LAYER_OVERHEAD - 1.0) * self.recurrent_layers
 
     @property
@@ -506,6 +519,7 @@ def pass_work(
         cpu_row_flops=cpu_row_flops,
         n_layers=len(model.decoding_layers),
         recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
+        layer_weight=model.layer_nodes / LLAMA_LAYER_NODES if model.layer_nodes else None,
         cpu_kernel_time=kernel,
     )
 
@@ -546,9 +560,10 @@ def pass_seconds(
         compute_s  = (F - F_x + rows_half x (R - R_x)) / (FLOPS x eff_compute) + expert_s
         overhead_s = L x overhead_per_layer_s
 
-    L = `overhead_layers`, the decoding layers with a scan layer (Gated DeltaNet, Mamba) counted
-    RECURRENT_LAYER_OVERHEAD times (`PassWork.overhead_layers`). A matrix product of n rows
-    runs at eff_compute x n / (n + rows_half) of the compute rate, so it takes
+    L = `overhead_layers`, the decoding layers in llama layers of llama.cpp's compute graph
+    (`PassWork.overhead_layers`: graph nodes per layer over LLAMA_LAYER_NODES; a scan layer
+    counted RECURRENT_LAYER_OVERHEAD times where the nodes were never measured). A matrix
+    product of n rows runs at eff_compute x n / (n + rows_half) of the compute rate, so it takes
     F_i (1 + rows_half / n) / (FLOPS x eff_compute); summed over products that is
     F + rows_half x R, with R = sum F_i / n_i (`PassWork.row_flops`). A routed expert sees only
     n k / E_woken rows, so its products run far below the peak (F_x, R_x: the experts' share,

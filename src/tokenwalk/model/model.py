@@ -111,6 +111,9 @@ class Model:
     header_bytes: int = 0
     data_present: bool | None = None
     tokenizer_model: str | None = None
+    # llama.cpp's compute-graph nodes per decoding layer, measured for the catalogue
+    # (data/graph_nodes.yaml; `catalog.graph_nodes_per_layer`); None where unknown
+    layer_nodes: float | None = None
 
     # -- construction -------------------------------------------------------------------------
     @classmethod

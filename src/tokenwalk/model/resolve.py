@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +61,28 @@ def model_from_config(
     infos: list[TensorInfo] = assign_types(spec, shapes, preset)
     data = sum(align_up(t.n_bytes, GGUF_DEFAULT_ALIGNMENT) for t in infos)
     header = estimate_header_bytes(spec.n_vocab, len(infos))
-    return Model.from_parts(
-        name,
-        spec,
-        infos,
-        file_bytes=data + header,
-        file_bytes_exact=False,
-        quant=preset,
-        source=source,
-        header_bytes=header,
-        data_present=None,
+    return with_graph_nodes(
+        Model.from_parts(
+            name,
+            spec,
+            infos,
+            file_bytes=data + header,
+            file_bytes_exact=False,
+            quant=preset,
+            source=source,
+            header_bytes=header,
+            data_present=None,
+        )
     )
+
+
+def with_graph_nodes(model: Model) -> Model:
+    """`model` with llama.cpp's compute-graph nodes per layer where they are known
+    (`catalog.graph_nodes_per_layer`: the catalogue's measurements, data/graph_nodes.yaml)."""
+    from tokenwalk.catalog import graph_nodes_per_layer
+
+    nodes = graph_nodes_per_layer(model.name, model.spec.arch, bool(model.spec.n_expert))
+    return replace(model, layer_nodes=nodes)
 
 
 def _read_config_file(path: Path) -> tuple[dict[str, Any], str]:
@@ -138,7 +149,7 @@ def load_model(
             ref, quant=quant, no_cache=no_cache, progress=progress, keep_tokens=keep_tokens
         )
         name = model_name(ref, result.headers[0].metadata)
-        model = Model.from_headers(name, result.headers)
+        model = with_graph_nodes(Model.from_headers(name, result.headers))
         md = result.headers[0].metadata if keep_tokens else None
         return ModelLoad(model, result.fetched_bytes, result.requests, result.quant_used, md)
     if path.is_dir():

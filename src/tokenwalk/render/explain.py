@@ -290,14 +290,12 @@ def _time_steps(
         steps.append(
             Step("compute", "(F + rows_half x R) / (FLOPS x eff_compute)", "", _s(compute_s))
         )
-    from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD
-
     layers = _layers(overhead_s, fit)
     steps.append(
         Step(
             "overhead",
-            "L x overhead per layer (L: layers, a Gated DeltaNet or Mamba one counted "
-            f"{RECURRENT_LAYER_OVERHEAD:g} times)",
+            "L x overhead per layer (L: the layers in llama layers of llama.cpp's graph, "
+            "each its model's graph nodes over a llama layer's)",
             f"{layers} x {_s(fit.overhead_per_layer_s)}",
             _s(overhead_s),
         )
