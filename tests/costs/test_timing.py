@@ -483,3 +483,26 @@ def test_a_model_outside_the_catalogue_borrows_its_architectures_nodes():
     gguf = load_model(str(fixture)).model
     assert gguf.layer_nodes == pytest.approx(graph_nodes_per_layer("?", "qwen2", False))
     assert pass_work(gguf, 1, 0).layer_weight == pytest.approx(gguf.layer_nodes / (998 / 32))
+
+
+def test_the_graph_nodes_are_the_recorded_measurement():
+    """data/graph_nodes.yaml holds the node counts tests/data/graph-nodes.md records from
+    llama-fit-params, and each entry's layers are the catalogue model's."""
+    import re
+    from pathlib import Path
+
+    from tokenwalk.catalog import load_graph_nodes
+
+    page = (Path(__file__).parents[1] / "data" / "graph-nodes.md").read_text(encoding="utf-8")
+    recorded = {
+        m: (int(layers), int(nodes.replace(",", "")))
+        for m, layers, nodes in re.findall(
+            r"^\| ([a-z0-9.-]+) \| [a-z0-9-]+ \| (\d+) \| \d+ \| \w+ \| ([\d,]+) \|", page, re.M
+        )
+    }
+    table = load_graph_nodes()
+    assert len(recorded) >= 30 and recorded.keys() <= table.keys()
+    for slug, (layers, nodes) in recorded.items():
+        assert (table[slug].layers, table[slug].nodes) == (layers, nodes), slug
+    for slug in ("qwen3.6-35b-a3b", "gemma-4-26b-a4b", "deepseek-v3", "granite-4.0-h-small"):
+        assert table[slug].layers == len(load_model(slug, "Q4_K_M").model.decoding_layers), slug
