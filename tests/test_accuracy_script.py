@@ -1,0 +1,42 @@
+"""benchmarks/accuracy.py's headline figures: the numbers the issue's targets name, computed
+the way docs/accuracy.md says."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "accuracy.py"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("accuracy_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(phase: str, kind: str, moe: bool = False, machine: str = "m") -> SimpleNamespace:
+    return SimpleNamespace(phase=phase, machine=machine, meta={"kind": kind, "moe": moe})
+
+
+def test_the_headline_figures():
+    acc = _script()
+    obs = [_row("decode", "gpu")] * 3 + [_row("prefill", "gpu", moe=True)] * 5
+    obs += [_row("prefill", "igpu", machine=acc.SEED_MACHINE)]
+    measured = np.full(len(obs), 100.0)
+    pred = np.array([110, 90, 105, 120, 80, 100, 100, 130, 200.0])
+    h = acc.headline(obs, pred, measured)
+    assert h["decode median %"] == pytest.approx(10.0)
+    assert h["prefill median %"] == pytest.approx(20.0)  # 20, 20, 0, 0, 30, 100
+    assert h["prefill gpu median %"] == pytest.approx(20.0)
+    assert "prefill igpu median %" not in h  # a class of fewer than CLASS_MIN_ROWS rows
+    assert h["prefill MoE median %"] == pytest.approx(20.0)
+    assert h["seed prefill, x measured"] == pytest.approx(2.0)
+    assert h["mean |ln(predicted / measured)|"] == pytest.approx(
+        np.mean(np.abs(np.log(pred / measured)))
+    )
