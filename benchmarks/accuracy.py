@@ -67,20 +67,23 @@ def headline(obs: list, pred: np.ndarray, measured: np.ndarray) -> dict[str, flo
     """The figures the issue's targets name: mean |ln(predicted / measured)|, the decode and
     prefill medians (and prefill's 90th percentile), each class's and the MoE rows' prefill
     median, and the seed device's prefill ratio."""
-    err = np.abs(pred / measured - 1) * 100
     phase = np.array([o.phase for o in obs])
     kind = np.array([o.meta["kind"] for o in obs])
     moe = np.array([o.meta["moe"] for o in obs])
+
+    def stats(rows: np.ndarray):
+        return error_stats(pred[rows], measured[rows])
+
     out = {"mean |ln(predicted / measured)|": float(np.mean(np.abs(np.log(pred / measured))))}
     dec, pre = phase == "decode", phase == "prefill"
-    out["decode median %"] = float(np.median(err[dec]))
-    out["prefill median %"] = float(np.median(err[pre]))
-    out["prefill p90 %"] = float(np.percentile(err[pre], 90))
+    out["decode median %"] = stats(dec).median_pct
+    out["prefill median %"] = stats(pre).median_pct
+    out["prefill p90 %"] = stats(pre).p90_pct
     for k in sorted(set(kind)):
         rows = pre & (kind == k)
         if rows.sum() >= CLASS_MIN_ROWS:
-            out[f"prefill {k} median %"] = float(np.median(err[rows]))
-    out["prefill MoE median %"] = float(np.median(err[pre & moe]))
+            out[f"prefill {k} median %"] = stats(rows).median_pct
+    out["prefill MoE median %"] = stats(pre & moe).median_pct
     seed = [i for i, o in enumerate(obs) if o.machine == SEED_MACHINE and o.phase == "prefill"]
     if seed:
         out["seed prefill, x measured"] = float(pred[seed[0]] / measured[seed[0]])

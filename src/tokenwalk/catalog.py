@@ -470,8 +470,8 @@ def graph_nodes_per_layer(name: str, arch: str, moe: bool) -> float | None:
     kind of FFN (routed experts or not), else of its architecture; None for an architecture
     never measured."""
     table = load_graph_nodes()
-    if name in table:
-        own = table[name]
+    own = table.get(name)
+    if own is not None and own.arch == arch:
         return own.nodes / own.layers
     for same in (
         [g for g in table.values() if g.arch == arch and g.moe == moe],

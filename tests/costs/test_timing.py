@@ -473,7 +473,11 @@ def test_a_model_outside_the_catalogue_borrows_its_architectures_nodes():
     dense = graph_nodes_per_layer("my-gemma", "gemma4", False)
     assert moe == pytest.approx(2644 / 30) and dense == pytest.approx(2459 / 60)
     assert graph_nodes_per_layer("x", "an-architecture-never-seen", False) is None
-    assert graph_nodes_per_layer("llama-2-7b", "whatever", True) == pytest.approx(998 / 32)
+    # a catalogue name on a model of another architecture is not that model
+    assert graph_nodes_per_layer("llama-2-7b", "qwen3", False) == pytest.approx(
+        sum(qwen3) / len(qwen3)
+    )
+    assert graph_nodes_per_layer("llama-2-7b", "llama", False) == pytest.approx(998 / 32)
     # a GGUF header (DeepSeek R1 Distill Qwen 7B, architecture qwen2) carries them too
     from pathlib import Path
 
@@ -506,3 +510,16 @@ def test_the_graph_nodes_are_the_recorded_measurement():
         assert (table[slug].layers, table[slug].nodes) == (layers, nodes), slug
     for slug in ("qwen3.6-35b-a3b", "gemma-4-26b-a4b", "deepseek-v3", "granite-4.0-h-small"):
         assert table[slug].layers == len(load_model(slug, "Q4_K_M").model.decoding_layers), slug
+
+
+def test_the_head_is_its_own_tensor_or_the_tied_embedding():
+    """head_tensors: Llama 3.1 8B's output.weight; Gemma 3's tied embedding table (no head
+    of its own); head_params counts them."""
+    from tokenwalk.costs.timing import head_params, head_tensors
+
+    llama = load_model("llama-3.1-8b", "Q4_K_M").model
+    (head,) = head_tensors(llama)
+    assert head.info.name == "output.weight" and head_params(llama) == 128256 * 4096
+    gemma = load_model("gemma-3-270m", "Q8_0").model
+    (tied,) = head_tensors(gemma)
+    assert tied.info.name == "token_embd.weight" and head_params(gemma) == 262144 * 640

@@ -46,7 +46,7 @@ from tokenwalk.costs.weights import (
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.layers import Attention, Layer
-from tokenwalk.model.model import Model, Role
+from tokenwalk.model.model import Model, Role, Tensor
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "PrefillChunk",
     "PrefillReport",
     "head_params",
+    "head_tensors",
     "attended_cells",
     "kv_read_bytes",
     "state_traffic_bytes",
@@ -176,21 +177,18 @@ _PRODUCT_ROLES = frozenset(
 
 def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> float:
     """`table`'s time of each weight product's type, averaged over the weights a token
-    multiplies (the routed experts by the share a token wakes; the output head, the tied
-    embedding table where there is no separate head, only with `head`). Unknown types 1."""
+    multiplies (the routed experts by the share a token wakes; the output head, `head_tensors`,
+    only with `head`). Unknown types 1."""
     num = den = 0.0
     for t in model.tensors:
-        product = t.role in _PRODUCT_ROLES or (head and t.role is Role.OUTPUT)
-        if not product or len(t.info.shape) < 2:
+        if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
             continue
         active = t.n_elements * tensor_read_fraction(model, t, 1)
         num += active * table.get(t.type_name, 1.0)
         den += active
-    emb = model.embedding
-    tied = not any(t.role is Role.OUTPUT for t in model.tensors)
-    if head and tied and emb is not None and model.spec.tied_embeddings:
-        num += emb.n_elements * table.get(emb.type_name, 1.0)
-        den += emb.n_elements
+    for t in head_tensors(model) if head else ():
+        num += t.n_elements * table.get(t.type_name, 1.0)
+        den += t.n_elements
     return num / den if den else 1.0
 
 
@@ -217,13 +215,19 @@ VULKAN_MM_ID_TILES = (32, 64, 128)  # ggml-vulkan.cpp matmul_id s / m / l tiles 
 # -- the work of a pass (machine-independent) -------------------------------------------------
 
 
-def head_params(model: Model) -> int:
-    """Weights of the output head (the tied embedding table when there is no separate head)."""
-    head = sum(t.n_elements for t in model.tensors if t.role is Role.OUTPUT)
+def head_tensors(model: Model) -> tuple[Tensor, ...]:
+    """The output head's weights: its own tensors, or the tied embedding table when there is no
+    separate head."""
+    head = tuple(t for t in model.tensors if t.role is Role.OUTPUT)
     if head:
         return head
     emb = model.embedding
-    return emb.n_elements if emb is not None and model.spec.tied_embeddings else 0
+    return (emb,) if emb is not None and model.spec.tied_embeddings else ()
+
+
+def head_params(model: Model) -> int:
+    """Weights of the output head (the tied embedding table when there is no separate head)."""
+    return sum(t.n_elements for t in head_tensors(model))
 
 
 def attended_cells(layer: Layer, n_tokens: int, ctx: int) -> float:

@@ -263,8 +263,8 @@ def _time_steps(
     unhidden: float = 0.0,
 ) -> list[Step]:
     """memory, compute, overhead and the time of one pass, with its numbers (`unhidden`: the
-    share of the smaller of memory and compute that adds to the larger, 1 in a CPU's decoding
-    step)."""
+    share of the compute that waits on the read, `timing.unhidden_share`: 1 in a CPU's
+    decoding step, where memory and compute add)."""
     steps = [
         Step(
             "memory",
@@ -516,7 +516,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
         elif r.backend == "cpu":
             note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
                 f"; the weights' FLOPs count {r.kernel_time:.2f} times (its "
-                f"{'mat-vec' if r.unhidden else 'matrix'} kernels for these weight types, "
+                f"{'mat-vec' if r.parallel == 1 else 'matrix'} kernels for these weight types, "
                 "against Q4_K)"
                 if r.kernel_time != 1.0
                 else ""
@@ -588,7 +588,7 @@ def _chunk_step(r: PrefillReport, c: PrefillChunk) -> Step:
     else:
         work = f"{_flop(c.flops)} + {h} x {_flop(c.row_flops)}"
     memory = f"{_b(c.read_bytes)} / ({_gbs(r.bandwidth_gbs)} x {_p(r.fit.eff_bw)})"
-    if c.unhidden:  # a CPU's chunk on mat-vec kernels: the first token's share adds
+    if c.unhidden:  # a CPU's chunk: its first token's arithmetic waits on the read
         worked = (
             f"max({memory}, ({work}) / ({rate_})) + min(memory, compute / {c.tokens:,}) + "
             f"{_s(c.overhead_s)}",

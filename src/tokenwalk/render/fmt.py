@@ -19,6 +19,7 @@ __all__ = [
     "seconds",
     "params",
     "count",
+    "row_count",
     "rows",
     "rate",
     "pct",
