@@ -290,12 +290,14 @@ def _time_steps(
         steps.append(
             Step("compute", "(F + rows_half x R) / (FLOPS x eff_compute)", "", _s(compute_s))
         )
+    from tokenwalk.costs.timing import LLAMA_LAYER_NODES
+
     layers = _layers(overhead_s, fit)
     steps.append(
         Step(
             "overhead",
-            "L x overhead per layer (L: the layers in llama layers of llama.cpp's graph, "
-            "each its model's graph nodes over a llama layer's)",
+            "L x overhead per layer (L: llama.cpp's graph nodes / "
+            f"{LLAMA_LAYER_NODES:.1f}, a llama layer's)",
             f"{layers} x {_s(fit.overhead_per_layer_s)}",
             _s(overhead_s),
         )
