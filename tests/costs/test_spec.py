@@ -65,3 +65,17 @@ def test_alpha_for_speedup_inverts_the_speedup():
         s = _speedup(alpha, 2, t_draft=0.017, t_verify=0.11, t_step=0.08)
         assert alpha_for_speedup(s, 2, 0.017, 0.11, 0.08) == pytest.approx(alpha, abs=1e-6)
     assert alpha_for_speedup(50.0, 2, 0.017, 0.11, 0.08) is None  # out of reach
+
+
+def test_an_mtp_block_pays_its_models_fixed_cost_per_layer():
+    # the MTP block is one of its model's layers: a llama.cpp graph of as many nodes per layer
+    # as its model's (not a llama layer's 31)
+    from tokenwalk.costs.timing import pass_work
+
+    target = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
+    draft = mtp_draft_model(target)
+    assert target.layer_nodes and draft.layer_nodes == target.layer_nodes
+    work = pass_work(draft, 1, 0)
+    assert work.overhead_layers == pytest.approx(
+        target.spec.n_nextn * target.layer_nodes / (998 / 32)
+    )

@@ -152,6 +152,9 @@ def mtp_draft_model(model: Model) -> Model:
         file_bytes_exact=False,
         quant=model.quant,
         source=model.source,
+        # an MTP block is one of its model's layers (attention and FFN): its graph nodes per
+        # layer are the model's mean, the nearest measured
+        layer_nodes=model.layer_nodes,
     )
 
 

@@ -619,9 +619,14 @@ def matrix_flops(work: PassWork, backend: str = "") -> float:
     matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
-    if backend == "cpu":
-        return work.attention_flops + work.cpu_kernel_time * work.matmul_flops
-    return work.flops
+    return work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
+
+
+def weight_kernel_time(work: PassWork, backend: str) -> float:
+    """How many times the weight products' FLOPs count in the compute term: on a CPU
+    `PassWork.cpu_kernel_time` (its kernels for the weights' types, relative to Q4_K's), 1 on
+    a GPU, whose matrix kernels the fitted rate already describes."""
+    return work.cpu_kernel_time if backend == "cpu" else 1.0
 
 
 def matrix_row_flops(work: PassWork, backend: str = "") -> float:
@@ -922,7 +927,7 @@ def decode_report(
         overhead_s=cost.overhead_s,
         bound=cost.bound,
         unhidden=cost.unhidden,
-        kernel_time=w.cpu_kernel_time if machine.backend == "cpu" else 1.0,
+        kernel_time=weight_kernel_time(w, machine.backend),
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
@@ -1079,7 +1084,7 @@ def prefill_report(
                 expert_row_flops=rx,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
-                kernel_time=work.cpu_kernel_time if machine.backend == "cpu" else 1.0,
+                kernel_time=weight_kernel_time(work, machine.backend),
                 unhidden=cost.unhidden,
             )
         )

@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from tokenwalk.render.fmt import human_bytes, params, pct, rate, row_count, rows, seconds
+from tokenwalk.render.fmt import (
+    human_bytes,
+    kernel_times,
+    params,
+    pct,
+    rate,
+    row_count,
+    rows,
+    seconds,
+)
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -517,9 +526,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             )
         elif r.backend == "cpu":
             note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
-                f"; the weights' FLOPs count {r.kernel_time:.2f} times (its "
-                f"{'mat-vec' if r.parallel == 1 else 'matrix'} kernels for these weight types, "
-                "against Q4_K)"
+                f"; the weights' FLOPs count {kernel_times(r.kernel_time, matvec=r.parallel == 1)}"
                 if r.kernel_time != 1.0
                 else ""
             )
@@ -631,7 +638,8 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             f"{r.n_chunks}",
         )
     )
-    cpu = bool(r.chunks) and r.chunks[0].unhidden > 0
+    first = r.chunks[0] if r.chunks else None
+    cpu = first is not None and first.unhidden > 0
     steps.append(
         Step(
             "chunk time",
@@ -640,9 +648,9 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             note="B_i: weights the chunk's tokens wake + KV read; F_i: 2 x active weights x "
             "tokens + attention; R_i: sum of F / rows over its products; "
             + (
-                f"a CPU's weight products count {r.chunks[0].kernel_time:.2f} times (its "
-                "kernels for these types, against Q4_K), its first token waits on the read"
-                if cpu
+                f"a CPU's weight products count "
+                f"{kernel_times(first.kernel_time, matvec=first.tokens == 1)}"
+                if first is not None and cpu
                 else "the routed experts' part of F_i and R_i counts 1 / eff_experts times"
             ),
         )

@@ -21,6 +21,7 @@ __all__ = [
     "count",
     "row_count",
     "rows",
+    "kernel_times",
     "rate",
     "pct",
 ]
@@ -54,6 +55,13 @@ def rows(n: float) -> str:
     """A number of matrix rows: 1 -> '1 row', 23.4 -> '23 rows', 0.5 -> '0.5 rows'."""
     text = row_count(n)
     return f"{text} row" if text == "1" else f"{text} rows"
+
+
+def kernel_times(kernel_time: float, *, matvec: bool) -> str:
+    """How many times a CPU's weight products count their FLOPs (`PassWork.cpu_kernel_time`):
+    '1.52 times (its matrix kernels for these weight types, against Q4_K)'."""
+    kernels = "mat-vec" if matvec else "matrix"
+    return f"{kernel_time:.2f} times (its {kernels} kernels for these weight types, against Q4_K)"
 
 
 def rate(tok_s: float) -> str:

@@ -13,7 +13,16 @@ from tokenwalk.costs.timing import (
     SplitInfo,
 )
 from tokenwalk.machine import Efficiency
-from tokenwalk.render.fmt import count, human_bytes, pct, rate, row_count, rows, seconds
+from tokenwalk.render.fmt import (
+    count,
+    human_bytes,
+    kernel_times,
+    pct,
+    rate,
+    row_count,
+    rows,
+    seconds,
+)
 from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
@@ -107,9 +116,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
                     "of its large-product rate"
                 )
                 + (
-                    f", the weights' FLOPs {r.kernel_time:.2f} times (its "
-                    f"{'mat-vec' if r.parallel == 1 else 'matrix'} kernels for "
-                    "these weight types, against Q4_K)"
+                    f", the weights' FLOPs {kernel_times(r.kernel_time, matvec=r.parallel == 1)}"
                     if r.kernel_time != 1.0
                     else ""
                 ),
