@@ -147,7 +147,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
             f"(ceiling {rate(r.aggregate_ceiling_tok_s)})",
         )
     balance = (
-        f"machine balance {r.machine_balance:,.0f} FLOP/byte: "
+        f"spec-sheet balance {r.machine_balance:,.0f} FLOP/byte: "
         + ("memory-bound" if r.arithmetic_intensity < r.machine_balance else "compute-bound")
         if r.machine_balance
         else "compute rate unknown"
