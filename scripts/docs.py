@@ -37,6 +37,7 @@ BLOCK = re.compile(
 
 def run_command(cmd: str) -> str:
     """Run `tokenwalk ...` in-process and return what a user would see (stdout, then stderr)."""
+    from tokenwalk import machine
     from tokenwalk.cli import main
 
     argv = shlex.split(cmd)
@@ -45,6 +46,10 @@ def run_command(cmd: str) -> str:
     os.environ["COLUMNS"] = WIDTH
     os.environ["HF_HUB_OFFLINE"] = "1"  # outputs must not depend on the network
     os.environ.pop("FORCE_COLOR", None)
+    # nor on the machine file of whoever runs this: the catalogue alone (a path that is never
+    # a file, and that nothing can be written to: a page's commands change nothing)
+    os.environ.pop("TOKENWALK_MACHINES", None)
+    machine.user_machines_path = lambda: Path(os.devnull) / "machines.yaml"
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv[1:])

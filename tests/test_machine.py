@@ -228,3 +228,13 @@ def test_an_impossible_fit_in_a_machine_file_is_refused(tmp_path, fit, says):
     )
     with pytest.raises(SpecError, match=says):
         resolve_machine("my-box", machines_file=f)
+
+
+def test_suite_ignores_the_machine_file_of_whoever_runs_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # tests/conftest.py points the config-dir machine file at a scratch path for the session: a
+    # runner's own `probe --write` or `calibrate --from` must not change the numbers tests pin
+    from tokenwalk.machine import user_machines_path
+
+    assert tmp_path_factory.getbasetemp() in user_machines_path().parents
