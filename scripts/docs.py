@@ -49,10 +49,14 @@ def run_command(cmd: str) -> str:
     # nor on the machine file of whoever runs this: the catalogue alone (a path that is never
     # a file, and that nothing can be written to: a page's commands change nothing)
     os.environ.pop("TOKENWALK_MACHINES", None)
+    users = machine.user_machines_path
     machine.user_machines_path = lambda: Path(os.devnull) / "machines.yaml"
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv[1:])
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv[1:])
+    finally:
+        machine.user_machines_path = users
     text = out.getvalue() + err.getvalue()
     text = "\n".join(line.rstrip() for line in text.splitlines())
     if code:
