@@ -220,7 +220,7 @@ def trace(
     stored, the first token, the decode steps with the context growing, the end. A --chat
     conversation of several calls is traced call by call, each reusing the prefix cache the
     previous one left. Warns when the model and the request's KV do not fit."""
-    from tokenwalk.costs.workload import check_workload, context_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:
@@ -287,7 +287,8 @@ def trace(
     fit = system_fit(
         [mdl], sysm, setup, system.system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch
     )
-    answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
+    warnings = context_warnings([mdl], tokens, "a request")
+    answer(report, fit, warnings + ubatch_warnings([mdl], ubatch, sysm, setup), json)
 
 
 def _trace_session(
@@ -310,7 +311,7 @@ def _trace_session(
     session (`costs.compare.system_session`)."""
     from tokenwalk.costs.compare import system_session
     from tokenwalk.costs.energy import session_energy
-    from tokenwalk.costs.workload import check_workload, context_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
 
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:
@@ -330,7 +331,8 @@ def _trace_session(
     report = report.model_copy(update={"energy": session_energy(report, power, cost.price)})
     tokens = max(p + o for p, _, o in calls)
     fit = system_fit([mdl], sysm, setup, system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch)
-    answer(report, fit, context_warnings([mdl], tokens, "a request"), json)
+    warnings = context_warnings([mdl], tokens, "a request")
+    answer(report, fit, warnings + ubatch_warnings([mdl], ubatch, sysm, setup), json)
 
 
 @app.command()

@@ -100,7 +100,7 @@ def prefill(
     prompt's KV do not fit."""
     from tokenwalk.costs.compare import system_prefill
     from tokenwalk.costs.energy import prefill_energy
-    from tokenwalk.costs.workload import check_workload, context_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:
@@ -119,6 +119,7 @@ def prefill(
     report, setup = system_prefill(
         mdl, sysm, offload, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
+    warnings += ubatch_warnings([mdl], ubatch, sysm, setup)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
     fit = system_fit(

@@ -12,9 +12,14 @@ stream n_ctx_seq = ctx / parallel cells (llama-context.cpp) and refuses n_ctx_se
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
+
+if TYPE_CHECKING:
+    from tokenwalk.costs.split import Setup
+    from tokenwalk.system import System
 
 __all__ = [
     "MAX_TOKENS",
@@ -30,6 +35,7 @@ __all__ = [
     "tokens_per_stream",
     "check_workload",
     "context_warnings",
+    "ubatch_warnings",
 ]
 
 MAX_TOKENS = 1 << 30  # a billion tokens: beyond any model's context
@@ -137,6 +143,32 @@ def context_warnings(models: Iterable[Model], tokens: int, what: str = "context"
         f"{m.spec.n_ctx_train:,} tokens (llama.cpp runs it; the model was not trained that far)"
         for m in models
         if m.spec.n_ctx_train and tokens > m.spec.n_ctx_train
+    ]
+
+
+def ubatch_warnings(
+    models: Iterable[Model], ubatch: int, system: System, setup: Setup | None = None
+) -> list[str]:
+    """One warning per mixture-of-experts model whose prefill is timed at a micro-batch above
+    llama.cpp's 512 on GPUs that hold all of it (`setup`: its placement on a card and a host,
+    None on one pool). Published sweeps of such models (RTX 4090, MI100, Radeon PRO W7800)
+    gained at most 29% from two to four times the micro-batch (gpt-oss-20b on the RTX 4090
+    lost 19%), where the timing model's row term gives each routed expert two to four times
+    the rows and the prefill up to 150% more (docs/accuracy.md, "Where it is still far off").
+    A CPU's experts have no row term; with weights in the host's RAM a larger micro-batch
+    also spreads their copy to the card over more tokens, which no sweep has measured apart."""
+    from tokenwalk.costs.timing import DEFAULT_UBATCH
+
+    if ubatch <= DEFAULT_UBATCH or system.devices[0].backend == "cpu":
+        return []
+    if setup is not None and not setup.placement.all_on_gpu:
+        return []
+    return [
+        f"{m.name}: published runs of mixtures of experts on GPUs gain less from a micro-batch "
+        f"of {ubatch:,} over {DEFAULT_UBATCH} than this estimate does: its prefill time may be "
+        "too short (docs/accuracy.md)"
+        for m in models
+        if m.is_moe
     ]
 
 
