@@ -148,13 +148,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
         (["prefill", "qwen3.6-35b-a3b", "--machine", "i9-13900k", "--ubatch", "2048"], False),
         # experts in the host's RAM: a larger micro-batch also spreads their copy to the card
         (["prefill", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--ubatch", "2048"], False),
+        (["compare", "qwen3.6-35b-a3b", "-m", "rtx-4090,i9-13900k", "--ubatch", "2048"], True),
     ],
 )
 def test_a_larger_micro_batch_on_a_moe_warns(capsys, argv, warned):
     # the row term gives a MoE's prefill up to 150% from two to four times the micro-batch,
     # where published sweeps gained at most 29% (docs/accuracy.md)
     r = run_json(capsys, *argv, "--prompt", "8192")
-    said = [w for w in r["warnings"] if "micro-batch" in w]
+    rows = r.get("rows", [r])  # compare: one row per model and machine
+    said = [w for row in rows for w in row["warnings"] if "micro-batch" in w]
     assert bool(said) is warned
     if warned:
         assert "qwen3.6-35b-a3b" in said[0] and "too short" in said[0]

@@ -35,7 +35,12 @@ from tokenwalk.costs.budget import (
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
 from tokenwalk.costs.timing import DecodeReport, PrefillReport, decode_report, prefill_report
 from tokenwalk.costs.trace import SessionReport, TraceReport, session_report, trace_report
-from tokenwalk.costs.workload import context_warnings, default_context, tokens_per_stream
+from tokenwalk.costs.workload import (
+    context_warnings,
+    default_context,
+    tokens_per_stream,
+    ubatch_warnings,
+)
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System
@@ -392,6 +397,7 @@ def compare_row(
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")
+    warnings += ubatch_warnings([model], ubatch, system, setup)
     if budget is None:
         warnings.append(f"machine '{system.slug}' has no memory size: whether it fits is unknown")
     return CompareRow(
