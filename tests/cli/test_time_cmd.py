@@ -149,6 +149,20 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
         # experts in the host's RAM: a larger micro-batch also spreads their copy to the card
         (["prefill", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--ubatch", "2048"], False),
         (["compare", "qwen3.6-35b-a3b", "-m", "rtx-4090,i9-13900k", "--ubatch", "2048"], True),
+        # 7,900 of the 8,192 tokens cached: 292 computed, one chunk below 512 whatever --ubatch says
+        (
+            [
+                "prefill",
+                "qwen3.6-35b-a3b",
+                "-m",
+                "rtx-4090",
+                "--ubatch",
+                "2048",
+                "--cached",
+                "7900",
+            ],
+            False,
+        ),
     ],
 )
 def test_a_larger_micro_batch_on_a_moe_warns(capsys, argv, warned):

@@ -288,7 +288,8 @@ def trace(
         [mdl], sysm, setup, system.system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch
     )
     warnings = context_warnings([mdl], tokens, "a request")
-    answer(report, fit, warnings + ubatch_warnings([mdl], ubatch, sysm, setup), json)
+    warnings += ubatch_warnings([mdl], ubatch, prompt - cached, sysm, setup)
+    answer(report, fit, warnings, json)
 
 
 def _trace_session(
@@ -332,7 +333,9 @@ def _trace_session(
     tokens = max(p + o for p, _, o in calls)
     fit = system_fit([mdl], sysm, setup, system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch)
     warnings = context_warnings([mdl], tokens, "a request")
-    answer(report, fit, warnings + ubatch_warnings([mdl], ubatch, sysm, setup), json)
+    longest = max(p - c for p, c, _ in calls)  # the longest prefill of the session's calls
+    warnings += ubatch_warnings([mdl], ubatch, longest, sysm, setup)
+    answer(report, fit, warnings, json)
 
 
 @app.command()

@@ -119,7 +119,7 @@ def prefill(
     report, setup = system_prefill(
         mdl, sysm, offload, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
-    warnings += ubatch_warnings([mdl], ubatch, sysm, setup)
+    warnings += ubatch_warnings([mdl], ubatch, prompt - cached, sysm, setup)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
     fit = system_fit(

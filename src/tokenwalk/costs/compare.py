@@ -397,7 +397,7 @@ def compare_row(
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")
-    warnings += ubatch_warnings([model], ubatch, system, setup)
+    warnings += ubatch_warnings([model], ubatch, prompt, system, setup)
     if budget is None:
         warnings.append(f"machine '{system.slug}' has no memory size: whether it fits is unknown")
     return CompareRow(

@@ -147,19 +147,20 @@ def context_warnings(models: Iterable[Model], tokens: int, what: str = "context"
 
 
 def ubatch_warnings(
-    models: Iterable[Model], ubatch: int, system: System, setup: Setup | None = None
+    models: Iterable[Model], ubatch: int, tokens: int, system: System, setup: Setup | None
 ) -> list[str]:
-    """One warning per mixture-of-experts model whose prefill is timed at a micro-batch above
-    llama.cpp's 512 on GPUs that hold all of it (`setup`: its placement on a card and a host,
-    None on one pool). Published sweeps of such models (RTX 4090, MI100, Radeon PRO W7800)
-    gained at most 29% from two to four times the micro-batch (gpt-oss-20b on the RTX 4090
-    lost 19%), where the timing model's row term gives each routed expert two to four times
-    the rows and the prefill up to 150% more (docs/accuracy.md, "Where it is still far off").
-    A CPU's experts have no row term; with weights in the host's RAM a larger micro-batch
-    also spreads their copy to the card over more tokens, which no sweep has measured apart."""
+    """One warning per mixture-of-experts model whose prefill of `tokens` (computed, not
+    cached) is timed in chunks of more than llama.cpp's 512 on GPUs that hold all of it
+    (`setup`: its placement on a card and a host, None on one pool). Published sweeps of such
+    models (RTX 4090, MI100, Radeon PRO W7800) gained at most 29% from two to four times the
+    micro-batch (gpt-oss-20b on the RTX 4090 lost 19%), where the timing model's row term
+    gives each routed expert two to four times the rows and the prefill up to 150% more
+    (docs/accuracy.md, "Where it is still far off"). A CPU's experts have no row term; with
+    weights in the host's RAM a larger micro-batch also spreads their copy to the card over
+    more tokens, which no sweep has measured apart."""
     from tokenwalk.costs.timing import DEFAULT_UBATCH
 
-    if ubatch <= DEFAULT_UBATCH or system.devices[0].backend == "cpu":
+    if min(ubatch, tokens) <= DEFAULT_UBATCH or system.devices[0].backend == "cpu":
         return []
     if setup is not None and not setup.placement.all_on_gpu:
         return []
