@@ -40,3 +40,23 @@ def test_the_headline_figures():
     assert h["mean |ln(predicted / measured)|"] == pytest.approx(
         np.mean(np.abs(np.log(pred / measured)))
     )
+
+
+def test_device_intervals():
+    acc = _script()
+    # three devices whose prefill rows are 10%, 20% and 30% off, and the seed's one row
+    obs = [_row("prefill", "gpu", machine=m) for m in ("a", "a", "b", "b", "c", "c")]
+    obs += [_row("prefill", "igpu", machine=acc.SEED_MACHINE)]
+    pred = np.array([110, 110, 120, 120, 130, 130, 300.0])
+    measured = np.full(len(obs), 100.0)
+    iv = acc.device_intervals(obs, pred, measured, n=200)
+    lo, hi = iv["prefill gpu median %"]
+    assert 10.0 <= lo < hi <= 30.0  # which devices are drawn moves the median
+    assert "seed prefill, x measured" not in iv  # one row: no interval
+    assert iv == acc.device_intervals(obs, pred, measured, n=200)  # seeded
+    # devices that agree leave nothing to resample
+    same = np.array([120.0] * 6 + [300.0])
+    assert acc.device_intervals(obs, same, measured, n=50)["prefill gpu median %"] == (
+        pytest.approx(20.0),
+        pytest.approx(20.0),
+    )
