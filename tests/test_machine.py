@@ -238,3 +238,13 @@ def test_suite_ignores_the_machine_file_of_whoever_runs_it(
     from tokenwalk.machine import user_machines_path
 
     assert tmp_path_factory.getbasetemp() in user_machines_path().parents
+
+
+def test_a_machine_without_bandwidth_names_its_catalogued_boards() -> None:
+    # the published W7800 runs name no board; the catalogue has both
+    with pytest.raises(InputError, match="radeon-pro-w7800-32gb, radeon-pro-w7800-48gb"):
+        resolve_machine("w7800")
+    assert resolve_machine("radeon-pro-w7800-32gb").bandwidth_gbs == 576
+    with pytest.raises(InputError) as e:  # no boards catalogued: the plain request
+        resolve_machine("adreno-840")
+    assert str(e.value).endswith("give --bandwidth")

@@ -387,6 +387,15 @@ def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:
 # -- resolution -------------------------------------------------------------------------------
 
 
+def _named_boards(slug: str) -> str:
+    """', or name the board: A, B' when the catalogue has boards of `slug` with a bandwidth
+    (`radeon-pro-w7800`, whose benchmark named no board: `radeon-pro-w7800-32gb`, `-48gb`)."""
+    from tokenwalk.catalog import load_machines
+
+    boards = [m.slug for m in load_machines() if m.slug.startswith(f"{slug}-") and m.bandwidth_gbs]
+    return f", or name the board: {', '.join(boards)}" if boards else ""
+
+
 def _check_numbers(
     bandwidth: float | None,
     tflops: float | None,
@@ -493,6 +502,7 @@ def resolve_machine(
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"
+                + _named_boards(entry.slug)
             )
         if limit_bytes is None and entry.gpu_limit_gb is not None:
             limit_bytes = entry.gpu_limit_gb * entry.unit_bytes
