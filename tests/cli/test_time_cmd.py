@@ -166,8 +166,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     ],
 )
 def test_a_larger_micro_batch_on_a_moe_warns(capsys, argv, warned):
-    # the row term gives a MoE's prefill up to 150% from two to four times the micro-batch,
-    # where published sweeps gained at most 29% (docs/accuracy.md)
+    # from two to four times the micro-batch the row term gives a MoE's prefill 41 to 152%,
+    # where four of six published sweeps gained 8 to 29% (docs/prefill.md)
     r = run_json(capsys, *argv, "--prompt", "8192")
     rows = r.get("rows", [r])  # compare: one row per model and machine
     said = [w for row in rows for w in row["warnings"] if "micro-batch" in w]
