@@ -6,6 +6,9 @@ import pytest
 
 from tokenwalk.costs.timing import (
     attended_cells,
+    cpu_kernel_time,
+    cpu_matvec_kernels,
+    cpu_matvec_time,
     decode_report,
     pass_time,
     pass_work,
@@ -523,3 +526,10 @@ def test_the_head_is_its_own_tensor_or_the_tied_embedding():
     gemma = load_model("gemma-3-270m", "Q8_0").model
     (tied,) = head_tensors(gemma)
     assert tied.info.name == "token_embd.weight" and head_params(gemma) == 262144 * 640
+
+
+def test_a_cpu_runs_one_token_on_mat_vec_kernels_and_more_on_matrix_kernels(dense):
+    # llamafile_sgemm declines n < 2: one token (all streams) is a mat-vec pass
+    assert cpu_matvec_kernels(1) and not cpu_matvec_kernels(2)
+    assert pass_work(dense, 1, 512).cpu_kernel_time == pytest.approx(cpu_matvec_time(dense))
+    assert pass_work(dense, 2, 512).cpu_kernel_time == pytest.approx(cpu_kernel_time(dense))

@@ -60,6 +60,7 @@ __all__ = [
     "PrefillReport",
     "head_params",
     "head_tensors",
+    "cpu_matvec_kernels",
     "attended_cells",
     "kv_read_bytes",
     "state_traffic_bytes",
@@ -190,6 +191,12 @@ def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> f
         num += t.n_elements * table.get(t.type_name, 1.0)
         den += t.n_elements
     return num / den if den else 1.0
+
+
+def cpu_matvec_kernels(tokens: int) -> bool:
+    """Whether a CPU multiplies a pass of `tokens` (all streams) with its mat-vec kernels: one
+    token only; from two, its matrix kernels (llamafile_sgemm declines n < 2)."""
+    return tokens == 1
 
 
 def cpu_kernel_time(model: Model) -> float:
@@ -502,8 +509,8 @@ def pass_work(
     else:
         row_flops, expert_row_flops = weight_row_flops(model, total, logits)
         row_flops += attn / n_tokens  # attention: n query rows per head
-    if total == 1:  # a CPU multiplies one token with its mat-vec kernels, more with its matrix
-        kernel = cpu_matvec_time(model)  # kernels (llamafile_sgemm: "only for prompt processing")
+    if cpu_matvec_kernels(total):
+        kernel = cpu_matvec_time(model)
     else:
         kernel = cpu_kernel_time(model) if kernel_time is None else kernel_time
     cpu_weight_rows = weight_row_flops(model, total, logits, matvec_free=False)[0]

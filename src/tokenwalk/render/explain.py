@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from tokenwalk.costs.timing import cpu_matvec_kernels
 from tokenwalk.render.fmt import (
     human_bytes,
     kernel_times,
@@ -270,10 +271,11 @@ def _time_steps(
     what: str,
     compute_note: str = "",
     unhidden: float = 0.0,
+    tokens: int = 1,
 ) -> list[Step]:
-    """memory, compute, overhead and the time of one pass, with its numbers (`unhidden`: the
-    share of the compute that waits on the read, `timing.unhidden_share`: 1 in a CPU's
-    decoding step, where memory and compute add)."""
+    """memory, compute, overhead and the time of one pass of `tokens`, with its numbers
+    (`unhidden`: the share of the compute that waits on the read, `timing.unhidden_share`: 1
+    in a CPU's decoding step, where memory and compute add, 1 / tokens in a larger CPU pass)."""
     steps = [
         Step(
             "memory",
@@ -323,13 +325,12 @@ def _time_steps(
         )
         return steps
     if unhidden:
-        n = round(1 / unhidden)
         steps.append(
             Step(
                 "time",
                 "max(memory, compute) + min(memory, compute / tokens) + overhead",
                 f"max({_s(memory_s)}, {_s(compute_s)}) + min({_s(memory_s)}, "
-                f"{_s(compute_s)} / {n}) + {_s(overhead_s)}",
+                f"{_s(compute_s)} / {tokens}) + {_s(overhead_s)}",
                 _s(time_s),
                 "a CPU core reads a weight, then multiplies it for each token: the first "
                 "token's arithmetic waits on the read",
@@ -525,8 +526,9 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
                 "inside the memory time: F counts attention only, R = 0"
             )
         elif r.backend == "cpu":
+            matvec = cpu_matvec_kernels(r.parallel)
             note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
-                f"; the weights' FLOPs count {kernel_times(r.kernel_time, matvec=r.parallel == 1)}"
+                f"; the weights' FLOPs count {kernel_times(r.kernel_time, matvec=matvec)}"
                 if r.kernel_time != 1.0
                 else ""
             )
@@ -544,6 +546,7 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             what="a step",
             compute_note=note,
             unhidden=r.unhidden,
+            tokens=r.parallel,
         )
     steps.append(Step("estimate", "1 / time", f"1 / {_s(r.ms_per_token / 1e3)}", _r(r.tok_s)))
     if r.ceiling_tok_s:
@@ -639,7 +642,7 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
         )
     )
     first = r.chunks[0] if r.chunks else None
-    cpu = first is not None and first.unhidden > 0
+    cpu = first is not None and r.backend == "cpu"
     steps.append(
         Step(
             "chunk time",
@@ -649,7 +652,7 @@ def explain_prefill_report(r: PrefillReport, console: Console) -> None:
             "tokens + attention; R_i: sum of F / rows over its products; "
             + (
                 f"a CPU's weight products count "
-                f"{kernel_times(first.kernel_time, matvec=first.tokens == 1)}"
+                f"{kernel_times(first.kernel_time, matvec=cpu_matvec_kernels(first.tokens))}"
                 if first is not None and cpu
                 else "the routed experts' part of F_i and R_i counts 1 / eff_experts times"
             ),

@@ -11,6 +11,7 @@ from tokenwalk.costs.timing import (
     PrefillReport,
     RpcLink,
     SplitInfo,
+    cpu_matvec_kernels,
 )
 from tokenwalk.machine import Efficiency
 from tokenwalk.render.fmt import (
@@ -103,6 +104,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     elif r.tflops:
         rates = f"({r.tflops:,.1f} TFLOPS x {pct(r.fit.eff_compute)})"
         if r.backend == "cpu":  # a CPU multiplies every weight it reads
+            matvec = cpu_matvec_kernels(r.parallel)
             _kv(
                 s,
                 "  compute",
@@ -111,12 +113,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
                 + (
                     f"a CPU's mat-vec products run at 1 / (1 + {row_count(r.fit.rows_half)}) "
                     "of its large-product rate"
-                    if r.parallel == 1
+                    if matvec
                     else f"a product of n rows runs at n / (n + {row_count(r.fit.rows_half)}) "
                     "of its large-product rate"
                 )
                 + (
-                    f", the weights' FLOPs {kernel_times(r.kernel_time, matvec=r.parallel == 1)}"
+                    f", the weights' FLOPs {kernel_times(r.kernel_time, matvec=matvec)}"
                     if r.kernel_time != 1.0
                     else ""
                 ),
