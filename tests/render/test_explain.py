@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import pytest
 from canned import canned_measurement
@@ -343,3 +344,15 @@ def test_trace_sums_its_phases(capsys, monkeypatch):
     ttft = text.split("TTFT = ")[1]
     assert f"{' + '.join(shown)} + {seconds(r['prefill_s'])} = {seconds(r['ttft_s'])}" in ttft
     assert "upload = the remote cards' weights over the network" in text
+
+
+@pytest.mark.parametrize("streams, kernels", [("1", "mat-vec"), ("2", "matrix")])
+def test_decode_on_a_cpu_names_the_kernels_its_streams_run(capsys, monkeypatch, streams, kernels):
+    # one token a step runs llama.cpp's mat-vec kernels, two or more its matrix kernels: the
+    # explanation says which, and speaks of mat-vec products only where there are some
+    argv = ["decode", "qwen2.5-0.5b", "--machine", "i9-13900k", "--parallel", streams]
+    out = " ".join(explained(capsys, monkeypatch, *argv, width=120).split())
+    assert f"its {kernels} kernels for these weight types" in out
+    assert ("a mat-vec product as one of 1 row" in out) is (kernels == "mat-vec")
+    if kernels == "matrix":  # the first token's arithmetic waits on the read: compute / 2
+        assert re.search(r"min\([\d.]+ ms, [\d.]+ ms / 2\)", out)

@@ -527,10 +527,14 @@ def explain_decode_report(r: DecodeReport, console: Console) -> None:
             )
         elif r.backend == "cpu":
             matvec = cpu_matvec_kernels(r.parallel)
-            note = "a CPU pays for every product, a mat-vec product as one of 1 row" + (
-                f"; the weights' FLOPs count {kernel_times(r.kernel_time, matvec=matvec)}"
-                if r.kernel_time != 1.0
-                else ""
+            note = (
+                "a CPU pays for every product"
+                + (", a mat-vec product as one of 1 row" if matvec else "")
+                + (
+                    f"; the weights' FLOPs count {kernel_times(r.kernel_time, matvec=matvec)}"
+                    if r.kernel_time != 1.0
+                    else ""
+                )
             )
         steps += _time_steps(
             bytes_=r.step_read_bytes,
