@@ -16,20 +16,35 @@ multiple of 256, so every type applies to every tensor), quantizes it with `llam
 on each, writing llama-bench's stdout unchanged to OUT/<TYPE>.json. Kernel speed does not
 depend on the values; the weights are zeros because the file is only there to be timed.
 
+That model fits in a large last-level cache, so its decoding speed is the kernels' with the
+weights in cache. `--dram` times a decoding step the way a real model runs one, its weights
+streamed from memory: TinyLlama 1.1B's shape (`zero_weights_model.llama_shape`, 0.4 to 2.2 GB
+a type), its F16 weights filled with seeded random values (sd 0.02, norms 1: a file whose
+pages differ, as a real model's do), quantized `--pure` to each type, and
+
+    llama-bench -m MODEL -p 0 -n 64 -t 1 -r 3 -o json
+
+twice over every type in turn (so a slow spell of the machine touches every type alike), then
+once with `-t 2`; OUT/<TYPE>.json is the three runs' JSON lists joined into one, and with
+`--append` they are added to the runs already there (another session of the same steps).
+
 Usage:
   python scripts/cpu_kernels.py --bin /path/to/llama.cpp/build/bin [--out DIR] [TYPE ...]
+  python scripts/cpu_kernels.py --bin /path/to/llama.cpp/build/bin --dram --out DIR [TYPE ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gguf import GGMLQuantizationType, GGUFWriter
+import numpy as np
+from gguf import GGMLQuantizationType, GGUFReader, GGUFWriter
 from sparse_gguf import add_tensor, finish
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,13 +116,77 @@ def write_model(out: Path, shape: LlamaShape = KERNEL_SHAPE) -> None:
     finish(w, out, data)
 
 
+DRAM_MODEL = "tinyllama-1.1b"  # the shape --dram times: 1.1 B weights, 0.4 to 2.2 GB a type
+
+
+def randomize(path: Path, seed: int = 0) -> None:
+    """Fill an F16 model's weights in place with seeded normal values (sd 0.02) and its F32
+    norms with 1."""
+    reader = GGUFReader(str(path), "r+")
+    rng = np.random.default_rng(seed)
+    for tensor in reader.tensors:
+        flat = tensor.data.reshape(-1)
+        if flat.dtype == np.float32:
+            flat[:] = 1.0
+            continue
+        for start in range(0, flat.size, 1 << 24):
+            n = min(1 << 24, flat.size - start)
+            flat[start : start + n] = (rng.standard_normal(n, np.float32) * 0.02).astype(flat.dtype)
+    reader.data.flush()
+
+
+def bench(bin_dir: Path, model: Path, *args: str) -> list[dict]:
+    """llama-bench's JSON runs of `model` with `args`."""
+    cmd = [str(bin_dir / "llama-bench"), "-m", str(model), *args, "-o", "json"]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
+def measure_dram(bin_dir: Path, out: Path, types: list[str], append: bool = False) -> None:
+    """The --dram measurement: decoding steps of DRAM_MODEL's shape in every type (module doc)."""
+    from zero_weights_model import llama_shape
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "F16.gguf"
+        write_model(base, llama_shape(DRAM_MODEL))
+        randomize(base)
+        models = {}
+        for qtype in types:
+            models[qtype] = base if qtype == "F16" else Path(tmp) / f"{qtype}.gguf"
+            if qtype != "F16":
+                quantize = [
+                    str(bin_dir / "llama-quantize"),
+                    "--pure",
+                    str(base),
+                    str(models[qtype]),
+                ]
+                subprocess.run([*quantize, qtype], check=True, capture_output=True)
+        runs: dict[str, list[dict]] = {q: [] for q in types}
+        for qtype in types if append else ():
+            runs[qtype] = json.loads((out / f"{qtype}.json").read_text(encoding="utf-8"))
+        for threads in ("1", "1", "2"):
+            for qtype in types:
+                runs[qtype] += bench(
+                    bin_dir, models[qtype], "-p", "0", "-n", "64", "-t", threads, "-r", "3"
+                )
+                print(qtype, threads, "threads done", file=sys.stderr)
+        for qtype, result in runs.items():
+            (out / f"{qtype}.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", type=Path, required=True, help="llama.cpp's build/bin folder")
     ap.add_argument("--out", type=Path, default=ROOT / "tests/data/cpu-kernels")
+    ap.add_argument(
+        "--dram", action="store_true", help="time decoding steps with the weights in DRAM"
+    )
+    ap.add_argument("--append", action="store_true", help="with --dram: add to OUT's runs")
     ap.add_argument("types", nargs="*", default=list(TYPES))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.dram:
+        measure_dram(args.bin, args.out, args.types, args.append)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "F16.gguf"
         write_model(base)
