@@ -147,27 +147,27 @@ CPU_KERNEL_TIME: dict[str, float] = {
 
 
 # The time llama.cpp's CPU mat-vec kernels (a decoding step: one token, `ggml_vec_dot_*` per
-# row) take per weight of each type, relative to a Q4_K weight: tg128 of the same models as
-# CPU_KERNEL_TIME, one thread, the weights in cache (tests/data/cpu-kernels; docs/timing-model.md
-# "A CPU's decoding step"). Unlike the prefill kernels the order holds on every SIMD build
-# measured (AVX2 alone and AVX-VNNI within 30%, Q6_K within 50%; tests/data/cpu-kernels-avx2,
-# -avx-vnni): the narrow types unpack cheaply, Q8_0 and F16 stream wide rows through the same
-# dot product.
+# row or a repacked type's gemv) take per weight of each type, relative to a Q4_K weight, with
+# the weights streamed from DRAM as a real model's are: tg64 of TinyLlama 1.1B's shape quantized
+# --pure to each type (0.36 to 2.2 GB), one thread of the project's own Xeon, two sessions of
+# two runs (scripts/cpu_kernels.py --dram, tests/data/cpu-matvec-dram; docs/timing-model.md
+# "A CPU's decoding step"). With the weights in cache the types order otherwise (Q8_0 2.74,
+# F16 4.18, Q4_0 1.09: tests/data/cpu-kernels, tg128): a model of gigabytes meets this table.
 CPU_MATVEC_TIME: dict[str, float] = {
-    "Q2_K": 0.96,
+    "Q2_K": 0.89,
     "Q4_K": 1.00,
-    "Q4_0": 1.09,
-    "IQ4_NL": 1.09,
-    "Q3_K": 1.42,
-    "IQ4_XS": 1.44,
-    "Q5_K": 1.51,
-    "Q6_K": 1.51,
-    "Q4_1": 1.56,
-    "Q5_0": 1.82,
-    "Q5_1": 1.97,
-    "Q8_0": 2.74,
-    "F16": 4.18,
-    "BF16": 4.81,
+    "Q3_K": 1.18,
+    "Q6_K": 1.58,
+    "IQ4_NL": 1.76,
+    "Q4_0": 1.79,
+    "Q4_1": 2.07,
+    "Q8_0": 2.09,
+    "IQ4_XS": 2.43,
+    "Q5_K": 2.64,
+    "Q5_1": 2.84,
+    "F16": 2.85,
+    "Q5_0": 3.05,
+    "BF16": 3.30,
 }
 
 
