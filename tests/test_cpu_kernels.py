@@ -185,3 +185,29 @@ def test_the_mat_vec_order_holds_on_other_builds(build: str):
         time = own["Q4_K"] / measured
         rel = 0.55 if qtype == "Q6_K" else 0.30
         assert other["Q4_K"] / other[qtype] == pytest.approx(time, rel=rel), qtype
+
+
+def test_the_dram_model_has_seeded_random_weights(tmp_path: Path):
+    """scripts/cpu_kernels.py --dram fills the F16 weights with seeded normal values (sd 0.02)
+    and the norms with 1: the same file every time, pages that differ."""
+    import sys
+
+    import numpy as np
+    from gguf import GGUFReader
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from cpu_kernels import LlamaShape, randomize, write_model
+
+    shape = LlamaShape(n_embd=256, n_ff=512, n_layer=1, n_vocab=300, n_head=4, n_head_kv=2)
+    files = [tmp_path / "a.gguf", tmp_path / "b.gguf"]
+    for path in files:
+        write_model(path, shape)
+        randomize(path)
+    assert files[0].read_bytes() == files[1].read_bytes()
+    for t in GGUFReader(str(files[0])).tensors:
+        values = np.asarray(t.data, dtype=np.float64).reshape(-1)
+        if t.data.dtype == np.float32:
+            assert (values == 1.0).all(), t.name
+        else:
+            assert values.std() == pytest.approx(0.02, rel=0.1), t.name
+            assert len(np.unique(values)) > 100, t.name
