@@ -31,13 +31,21 @@ a random 1% (seeded, so the same N draws every run) and prints, for the headline
 value on the data as it is and the range over the draws: how much of a figure is the data and
 how much is where the fit happens to settle.
 
-Usage: python benchmarks/accuracy.py [--draws N]
+With `--save FILE` it writes the cross-validated predictions (JSON, one per row label), and
+with `--against FILE` it compares them with such a file written by another version of the
+model: over 2,000 resamples of the devices (the same devices for both), the median change of
+each headline figure, its 5th to 95th percentile, and in how many resamples the figure is
+lower. That is how a change to the model is judged against the one before it.
+
+Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -118,6 +126,58 @@ def device_intervals(
     return {k: tuple(np.percentile(v, INTERVAL)) for k, v in seen.items()}  # type: ignore[misc]
 
 
+PAIRED_RESAMPLES = 2000  # device resamples for --against
+
+
+def paired_changes(
+    obs: list,
+    before: np.ndarray,
+    after: np.ndarray,
+    measured: np.ndarray,
+    n: int = PAIRED_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, tuple[float, float, float, float]]:
+    """How each headline figure changes from `before` to `after` (two sets of predictions of
+    the same rows) over n resamples of the devices, the same devices for both: (median change,
+    5th and 95th percentile of the change, share of resamples in which it is lower)."""
+    machines = sorted({o.machine for o in obs})
+    rows = {m: np.array([i for i, o in enumerate(obs) if o.machine == m]) for m in machines}
+    rng = np.random.default_rng(seed)
+    seen: dict[str, list[float]] = {}
+    for _ in range(n):
+        idx = np.concatenate([rows[m] for m in rng.choice(machines, len(machines))])
+        sub = [obs[i] for i in idx]
+        a = headline(sub, before[idx], measured[idx])
+        b = headline(sub, after[idx], measured[idx])
+        for name in a.keys() & b.keys():
+            if name.startswith("seed") or a[name] is None or b[name] is None:
+                continue
+            seen.setdefault(name, []).append(b[name] - a[name])
+    out = {}
+    for name, changes in seen.items():
+        v = np.array(changes)
+        lo, hi = np.percentile(v, INTERVAL)
+        out[name] = (float(np.median(v)), float(lo), float(hi), float(np.mean(v < 0)))
+    return out
+
+
+def row_keys(obs: list) -> list[str]:
+    """A key per row for --save and --against: its label, and its place among the rows of the
+    same label (two sources can publish the same device, model and test)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for o in obs:
+        seen[o.label] = seen.get(o.label, 0) + 1
+        keys.append(f"{o.label} #{seen[o.label]}")
+    return keys
+
+
+def read_saved(path: Path, keys: list[str]) -> np.ndarray:
+    """The predictions of a --save file, in the order of `keys` (NaN where it has none)."""
+    saved = json.loads(path.read_text(encoding="utf-8"))["cv_tok_s"]
+    return np.array([float(saved.get(key, np.nan)) for key in keys])
+
+
 def draws(obs: list, n: int) -> list[dict[str, float]]:
     """The headline figures of n cross-validations, each with every measured speed moved by a
     random DRAW_SIGMA (seeds 1 to n)."""
@@ -139,9 +199,21 @@ def main() -> None:
         metavar="N",
         help="also cross-validate N times with every measured speed moved by a random 1%%",
     )
+    ap.add_argument("--save", type=Path, metavar="FILE", help="write the CV predictions (JSON)")
+    ap.add_argument(
+        "--against",
+        type=Path,
+        metavar="FILE",
+        help="compare with the CV predictions of another version of the model (a --save file)",
+    )
     args = ap.parse_args()
     if args.draws < 0:
         ap.error("--draws must be 0 or more")
+    if args.against is not None:
+        try:
+            json.loads(args.against.read_text(encoding="utf-8"))["cv_tok_s"].items()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            ap.error(f"--against {args.against}: not a file written by --save ({e})")
     t0 = time.perf_counter()
     obs, excluded = benchmark_observations()
     design = Design(obs)
@@ -234,6 +306,32 @@ def main() -> None:
             vals = [d[name] for d in spread if name in d]
             line += f"   {min(vals):7{f}} to {max(vals):7{f}}"
         print(line)
+    if args.against is not None:
+        before = read_saved(args.against, row_keys(obs))
+        both = np.flatnonzero(np.isfinite(before))
+        sub = [obs[i] for i in both]
+        lo, hi = INTERVAL
+        print(
+            f"\nagainst {args.against} ({both.size} of {len(obs)} rows in both): the change of "
+            f"each figure over {PAIRED_RESAMPLES:,} resamples of the devices; median, {lo:.0f}th "
+            f"to {hi:.0f}th percentile, share of resamples lower"
+        )
+        old = headline(sub, before[both], meas[both])
+        new = headline(sub, cv[both], meas[both])
+        changes = paired_changes(sub, before[both], cv[both], meas[both])
+        for name in old:
+            if name not in new:
+                continue
+            f = ".1f" if name.endswith("%") else ".3f"
+            line = f"  {name:34} {old[name]:7{f}} -> {new[name]:7{f}}"
+            if name in changes:
+                med, c_lo, c_hi, lower = changes[name]
+                line += f"   {med:+7{f}}  {c_lo:+7{f}} to {c_hi:+7{f}}  {lower:4.0%}"
+            print(line)
+    if args.save is not None:
+        payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}
+        args.save.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        print(f"\nthe CV predictions written to {args.save}")
     print(f"\n({time.perf_counter() - t0:.0f} s)")
 
 

@@ -60,3 +60,29 @@ def test_device_intervals():
         pytest.approx(20.0),
         pytest.approx(20.0),
     )
+
+
+def test_paired_changes():
+    acc = _script()
+    obs = [_row("prefill", "gpu", machine=m) for m in ("a", "a", "b", "b", "c", "c")]
+    measured = np.full(len(obs), 100.0)
+    before = np.array([110, 110, 120, 120, 130, 130.0])
+    after = np.array([105, 105, 110, 110, 120, 120.0])  # every device closer
+    ch = acc.paired_changes(obs, before, after, measured, n=200)
+    median, lo, hi, lower = ch["prefill median %"]
+    assert hi < 0 and lower == 1.0
+    assert median == pytest.approx(-10.0, abs=5.0)
+    same = acc.paired_changes(obs, before, before.copy(), measured, n=50)["prefill median %"]
+    assert same == (0.0, 0.0, 0.0, 0.0)
+    assert ch == acc.paired_changes(obs, before, after, measured, n=200)  # seeded
+
+
+def test_saved_predictions_are_keyed_by_row(tmp_path: Path):
+    acc = _script()
+    obs = [SimpleNamespace(label=x) for x in ("r1", "r2", "r1")]  # a label published twice
+    keys = acc.row_keys(obs)
+    assert keys == ["r1 #1", "r2 #1", "r1 #2"]
+    path = tmp_path / "cv.json"
+    path.write_text('{"cv_tok_s": {"r1 #1": 10.0, "r1 #2": 30.0}}', encoding="utf-8")
+    got = acc.read_saved(path, keys)
+    assert got[0] == 10.0 and np.isnan(got[1]) and got[2] == 30.0
