@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,16 @@ RESAMPLES = 1000  # device resamples for the headline figures' intervals
 INTERVAL = (5.0, 95.0)  # percentiles of the resampled figures printed
 
 
+def device_resamples(obs: list, n: int, seed: int) -> Iterator[np.ndarray]:
+    """n resamples of the devices, each the row indices of as many machines as the data has,
+    drawn with replacement, each with all its rows (seeded)."""
+    machines = sorted({o.machine for o in obs})
+    rows = {m: np.array([i for i, o in enumerate(obs) if o.machine == m]) for m in machines}
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield np.concatenate([rows[m] for m in rng.choice(machines, len(machines))])
+
+
 def device_intervals(
     obs: list, pred: np.ndarray, measured: np.ndarray, n: int = RESAMPLES, seed: int = 0
 ) -> dict[str, tuple[float, float]]:
@@ -113,12 +124,8 @@ def device_intervals(
     (drawn with replacement, each with all its rows; the predictions as they are, no refit):
     how much a figure owes to which devices happen to be in the data. A class median of seven
     rows from four devices moves a lot; the seed's ratio, one row, is left out."""
-    machines = sorted({o.machine for o in obs})
-    rows = {m: np.array([i for i, o in enumerate(obs) if o.machine == m]) for m in machines}
-    rng = np.random.default_rng(seed)
     seen: dict[str, list[float]] = {}
-    for _ in range(n):
-        idx = np.concatenate([rows[m] for m in rng.choice(machines, len(machines))])
+    for idx in device_resamples(obs, n, seed):
         figures = headline([obs[i] for i in idx], pred[idx], measured[idx])
         for name, value in figures.items():
             if not name.startswith("seed") and value is not None and np.isfinite(value):
@@ -140,12 +147,8 @@ def paired_changes(
     """How each headline figure changes from `before` to `after` (two sets of predictions of
     the same rows) over n resamples of the devices, the same devices for both: (median change,
     5th and 95th percentile of the change, share of resamples in which it is lower)."""
-    machines = sorted({o.machine for o in obs})
-    rows = {m: np.array([i for i, o in enumerate(obs) if o.machine == m]) for m in machines}
-    rng = np.random.default_rng(seed)
     seen: dict[str, list[float]] = {}
-    for _ in range(n):
-        idx = np.concatenate([rows[m] for m in rng.choice(machines, len(machines))])
+    for idx in device_resamples(obs, n, seed):
         sub = [obs[i] for i in idx]
         a = headline(sub, before[idx], measured[idx])
         b = headline(sub, after[idx], measured[idx])
