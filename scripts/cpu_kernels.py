@@ -135,10 +135,20 @@ def randomize(path: Path, seed: int = 0) -> None:
     reader.data.flush()
 
 
-def bench(bin_dir: Path, model: Path, *args: str) -> list[dict]:
-    """llama-bench's JSON runs of `model` with `args`."""
+def bench(bin_dir: Path, model: Path, *args: str) -> str:
+    """llama-bench's JSON output (stdout, unchanged) for `model` with `args`."""
     cmd = [str(bin_dir / "llama-bench"), "-m", str(model), *args, "-o", "json"]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def quantized(bin_dir: Path, base: Path, qtype: str) -> Path:
+    """`base` (an F16 model) quantized `--pure` to `qtype`, next to it; F16 is `base` itself."""
+    if qtype == "F16":
+        return base
+    model = base.with_name(f"{qtype}.gguf")
+    quantize = [str(bin_dir / "llama-quantize"), "--pure", str(base), str(model), qtype]
+    subprocess.run(quantize, check=True, capture_output=True)
+    return model
 
 
 def measure_dram(bin_dir: Path, out: Path, types: list[str], append: bool = False) -> None:
@@ -149,25 +159,15 @@ def measure_dram(bin_dir: Path, out: Path, types: list[str], append: bool = Fals
         base = Path(tmp) / "F16.gguf"
         write_model(base, llama_shape(DRAM_MODEL))
         randomize(base)
-        models = {}
-        for qtype in types:
-            models[qtype] = base if qtype == "F16" else Path(tmp) / f"{qtype}.gguf"
-            if qtype != "F16":
-                quantize = [
-                    str(bin_dir / "llama-quantize"),
-                    "--pure",
-                    str(base),
-                    str(models[qtype]),
-                ]
-                subprocess.run([*quantize, qtype], check=True, capture_output=True)
-        runs: dict[str, list[dict]] = {q: [] for q in types}
-        for qtype in types if append else ():
-            runs[qtype] = json.loads((out / f"{qtype}.json").read_text(encoding="utf-8"))
+        models = {qtype: quantized(bin_dir, base, qtype) for qtype in types}
+        runs: dict[str, list[dict]] = {
+            q: json.loads((out / f"{q}.json").read_text(encoding="utf-8")) if append else []
+            for q in types
+        }
         for threads in ("1", "1", "2"):
             for qtype in types:
-                runs[qtype] += bench(
-                    bin_dir, models[qtype], "-p", "0", "-n", "64", "-t", threads, "-r", "3"
-                )
+                args = ("-p", "0", "-n", "64", "-t", threads, "-r", "3")
+                runs[qtype] += json.loads(bench(bin_dir, models[qtype], *args))
                 print(qtype, threads, "threads done", file=sys.stderr)
         for qtype, result in runs.items():
             (out / f"{qtype}.json").write_text(json.dumps(result, indent=2) + "\n")
@@ -191,15 +191,9 @@ def main() -> int:
         base = Path(tmp) / "F16.gguf"
         write_model(base)
         for qtype in args.types:
-            model = base
-            if qtype != "F16":
-                model = Path(tmp) / f"{qtype}.gguf"
-                quantize = [str(args.bin / "llama-quantize"), "--pure", str(base), str(model)]
-                subprocess.run([*quantize, qtype], check=True, capture_output=True)
-            bench = [str(args.bin / "llama-bench"), "-m", str(model), "-p", "512", "-n", "128"]
-            bench += ["-t", "1", "-r", "3", "-o", "json"]
-            result = subprocess.run(bench, check=True, capture_output=True, text=True)
-            (args.out / f"{qtype}.json").write_text(result.stdout)
+            model = quantized(args.bin, base, qtype)
+            result = bench(args.bin, model, "-p", "512", "-n", "128", "-t", "1", "-r", "3")
+            (args.out / f"{qtype}.json").write_text(result)
             print(qtype, "done", file=sys.stderr)
     return 0
 
