@@ -40,6 +40,7 @@ from tokenwalk.costs.weights import (
     active_params,
     expert_read_fraction,
     experts_woken,
+    per_model,
     tensor_read_fraction,
     weight_bytes_read,
 )
@@ -232,6 +233,7 @@ def head_tensors(model: Model) -> tuple[Tensor, ...]:
     return (emb,) if emb is not None and model.spec.tied_embeddings else ()
 
 
+@per_model
 def head_params(model: Model) -> int:
     """Weights of the output head (the tied embedding table when there is no separate head)."""
     return sum(t.n_elements for t in head_tensors(model))
@@ -274,6 +276,7 @@ def matmul_flops(model: Model, n_tokens: float, n_logits: float) -> float:
     return 2.0 * body * n_tokens + 2.0 * head * n_logits
 
 
+@per_model
 def expert_params(model: Model) -> int:
     """Weights of all routed experts (every layer, every expert)."""
     return sum(t.n_elements for t in model.tensors if t.role is Role.EXPERT)

@@ -12,9 +12,17 @@ draft) reads each tensor's share that those tokens touch:
 
 from __future__ import annotations
 
+import functools
+import weakref
+from collections.abc import Callable
+from typing import TypeVar
+
 from tokenwalk.model.model import Model, Role, Tensor
 
+T = TypeVar("T")
+
 __all__ = [
+    "per_model",
     "experts_woken",
     "expert_read_fraction",
     "tensor_read_fraction",
@@ -22,6 +30,22 @@ __all__ = [
     "active_params",
     "flops_per_token",
 ]
+
+
+def per_model(fn: Callable[[Model], T]) -> Callable[[Model], T]:
+    """Remember `fn(model)` for as long as the model lives. A model is frozen, so a sum over its
+    tensors never changes; a prefill of many chunks asks for the same sums once a chunk."""
+    memo: dict[int, T] = {}
+
+    @functools.wraps(fn)
+    def wrapper(model: Model) -> T:
+        key = id(model)
+        if key not in memo:
+            memo[key] = fn(model)
+            weakref.finalize(model, memo.pop, key, None)
+        return memo[key]
+
+    return wrapper
 
 
 def expert_read_fraction(n_expert: int, n_used: int, n_tokens: float) -> float:
@@ -58,6 +82,7 @@ def weight_bytes_read(model: Model, n_tokens: float = 1) -> float:
     return sum(t.n_bytes * tensor_read_fraction(model, t, n_tokens) for t in model.tensors)
 
 
+@per_model
 def active_params(model: Model) -> float:
     """Weights one decoded token multiplies: every tensor's elements x its read fraction at n = 1.
 

@@ -7,6 +7,7 @@ type, so the two can be checked against each other.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -189,7 +190,7 @@ class Model:
                 return t
         return None
 
-    @property
+    @functools.cached_property
     def decoding_layers(self) -> tuple[Layer, ...]:
         return tuple(layer for layer in self.layers if not layer.mtp)
 
