@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tokenwalk.costs.timing import (
+    MAX_PREFILL_CHUNKS,
     attended_cells,
     cpu_kernel_time,
     cpu_matvec_kernels,
@@ -140,11 +141,21 @@ def test_prefill_chunks_and_prefix_cache(moe, laptop):
         dict(prompt=100, cached=100),
         dict(prompt=100, cached=-1),
         dict(prompt=100, ubatch=0),
+        dict(prompt=MAX_PREFILL_CHUNKS + 1, ubatch=1),
+        dict(prompt=10**9),
     ],
 )
 def test_prefill_refuses_bad_input(moe, laptop, kwargs):
     with pytest.raises(InputError):
         prefill_report(moe, laptop, **kwargs)
+
+
+def test_prefill_times_up_to_its_chunk_limit():
+    """The limit counts the chunks that run: the cached tokens and a partial last chunk too."""
+    assert len(prefill_chunks(MAX_PREFILL_CHUNKS, 0, 1)) == MAX_PREFILL_CHUNKS
+    assert len(prefill_chunks(512 * MAX_PREFILL_CHUNKS + 1000, 1000)) == MAX_PREFILL_CHUNKS
+    with pytest.raises(InputError, match="131,073 chunks"):
+        prefill_chunks(512 * MAX_PREFILL_CHUNKS + 1, 0)
 
 
 @pytest.mark.parametrize("kwargs", [dict(ctx=-1), dict(parallel=0), dict(kv_type="q3")])

@@ -956,10 +956,22 @@ def decode_report(
 # -- prefill ----------------------------------------------------------------------------------
 
 
+# Chunks one prefill is timed in, at most: each is a pass of its own, about 0.1 ms and 4 KB
+# here, so 131,072 of them take seconds (a prompt of 67 M tokens at the default micro-batch,
+# six times the longest context any model is trained for)
+MAX_PREFILL_CHUNKS = 1 << 17
+
+
 def prefill_chunks(
     prompt: int, cached: int = 0, ubatch: int = DEFAULT_UBATCH
 ) -> list[tuple[int, int]]:
     """(ctx, n) of each prefill pass: ubatch-sized chunks from `cached` to `prompt` tokens."""
+    n_chunks = -(-(prompt - cached) // ubatch)
+    if n_chunks > MAX_PREFILL_CHUNKS:
+        raise InputError(
+            f"a prefill of {prompt - cached:,} tokens at --ubatch {ubatch:,} is {n_chunks:,} "
+            f"chunks; tokenwalk times at most {MAX_PREFILL_CHUNKS:,} (a larger --ubatch)"
+        )
     return [(s, min(ubatch, prompt - s)) for s in range(cached, prompt, ubatch)]
 
 
