@@ -11,6 +11,7 @@ import pytest
 
 from tokenwalk.calibrate import (
     calibrate_machine,
+    device_of,
     observation,
     preset_for,
     read_llama_bench,
@@ -581,3 +582,17 @@ def test_a_run_the_data_marks_doubtful_is_not_fitted(refit):
         "arc-graphics-155h gpt-oss-20b MXFP4 tg128 @ d4096",
     ]
     assert sum(u.startswith("arc-graphics-155h gpt-oss-20b MXFP4 pp512") for u in fit.used) == 2
+
+
+@pytest.mark.parametrize(
+    "slug, device",
+    [
+        ("xeon-kvm-2c-1t", "xeon-kvm-2c"),
+        ("xeon-kvm-2c-2t", "xeon-kvm-2c"),
+        ("xeon-kvm-2c-r2-1t", "xeon-kvm-2c"),
+        ("arc-140t", "arc-140t"),  # a model number, not a thread count
+        ("rtx-4090", "rtx-4090"),
+    ],
+)
+def test_cross_validation_holds_out_a_device_with_all_its_entries(slug, device):
+    assert device_of(slug) == device

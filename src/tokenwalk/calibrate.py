@@ -326,8 +326,9 @@ def _tiles(o: Observation) -> tuple[float, ...]:
 def device_of(slug: str) -> str:
     """The physical device behind a machine entry: entries of one machine measured at several
     thread counts (`xeon-kvm-2c-1t`, `xeon-kvm-2c-2t`) or recorded again on another day, with
-    its rates measured anew (`xeon-kvm-2c-r2-1t`), are one device, held out together."""
-    return re.sub(r"(-r\d+)?-\d+t$", "", slug)
+    its rates measured anew (`xeon-kvm-2c-r2-1t`), are one device, held out together. The
+    suffix counts only after a count of cores (`-2c`): `arc-140t` is a device of its own."""
+    return re.sub(r"(-\d+c)(-r\d+)?-\d+t$", r"\1", slug)
 
 
 def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
