@@ -37,7 +37,12 @@ model: over 2,000 resamples of the devices (the same devices for both), the medi
 each headline figure, its 5th to 95th percentile, and in how many resamples the figure is
 lower. That is how a change to the model is judged against the one before it.
 
-Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE]
+With `--seed-influence` it refits once more for each device but the seed laptop, with that
+device left out as well, and prints the seed laptop's left-out prefill each time (the range,
+and the devices that move it most): a figure of one row, decided by the shared parameters,
+and so by which other devices the data holds.
+
+Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE] [--seed-influence]
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +58,7 @@ import numpy as np
 from tokenwalk.calibrate import (
     benchmark_observations,
     cross_validate,
+    device_of,
     error_stats,
     naive_predictions,
 )
@@ -193,6 +199,33 @@ def draws(obs: list, n: int) -> list[dict[str, float]]:
     return out
 
 
+def without_each(
+    devices: list[str], figure: Callable[[str | None], float]
+) -> list[tuple[float, str]]:
+    """`figure(d)` with each device d left out of the fit as well, smallest first: how much a
+    figure of one row owes to which other devices are in the data."""
+    return sorted((figure(d), d) for d in sorted(set(devices)))
+
+
+def seed_without_each(obs: list, design: Design) -> tuple[float, list[tuple[float, str]]]:
+    """The seed laptop's prefill, left out (predicted / measured), as cross-validation has it
+    and with each other device left out as well: one fit each, started from the full fit."""
+    devices = np.array([device_of(o.machine) for o in obs])
+    seed_device = device_of(SEED_MACHINE)
+    row = next(i for i, o in enumerate(obs) if o.machine == SEED_MACHINE and o.phase == "prefill")
+    full = fit_hierarchy(design)
+
+    def figure(other: str | None) -> float:
+        train = (devices != seed_device) & (devices != other)
+        fit = fit_hierarchy(design, train, machines=False, start=full)
+        return float(predict_tok_s(design, fit.x_rows(design, use_machine=False))[row]) / float(
+            design.measured[row]
+        )
+
+    others = [d for d in devices if d != seed_device]
+    return figure(None), without_each(others, figure)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -208,6 +241,11 @@ def main() -> None:
         type=Path,
         metavar="FILE",
         help="compare with the CV predictions of another version of the model (a --save file)",
+    )
+    ap.add_argument(
+        "--seed-influence",
+        action="store_true",
+        help="also refit with each other device left out and print the seed laptop's prefill",
     )
     args = ap.parse_args()
     if args.draws < 0:
@@ -331,6 +369,20 @@ def main() -> None:
                 med, c_lo, c_hi, lower = changes[name]
                 line += f"   {med:+7{f}}  {c_lo:+7{f}} to {c_hi:+7{f}}  {lower:4.0%}"
             print(line)
+    if args.seed_influence:
+        base, each = seed_without_each(obs, design)
+        ratios = np.array([r for r, _ in each])
+        print(
+            f"\nthe seed laptop's prefill left out ({base:.2f}x), with one more device left out "
+            f"as well ({len(each)} fits): {ratios.min():.2f}x to {ratios.max():.2f}x, median "
+            f"{np.median(ratios):.2f}x, within 2x in {int((ratios <= 2.0).sum())} of "
+            f"{len(each)}; the device's rows in brackets"
+        )
+        rows = {d: sum(device_of(o.machine) == d for o in obs) for _, d in each}
+        print(f"  {'lowest':38}highest")
+        for (lo_r, lo_d), (hi_r, hi_d) in zip(each[:5], each[::-1][:5], strict=True):
+            low = f"{lo_r:.2f}x without {lo_d} ({rows[lo_d]})"
+            print(f"  {low:38}{hi_r:.2f}x without {hi_d} ({rows[hi_d]})")
     if args.save is not None:
         payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}
         args.save.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

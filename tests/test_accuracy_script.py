@@ -86,3 +86,15 @@ def test_saved_predictions_are_keyed_by_row(tmp_path: Path):
     path.write_text('{"cv_tok_s": {"r1 #1": 10.0, "r1 #2": 30.0}}', encoding="utf-8")
     got = acc.read_saved(path, keys)
     assert got[0] == 10.0 and np.isnan(got[1]) and got[2] == 30.0
+
+
+def test_a_figure_without_each_device():
+    acc = _script()
+    left_out: list[str | None] = []
+
+    def figure(device):
+        left_out.append(device)
+        return {"a": 2.5, "b": 1.5, "c": 2.0}[device]
+
+    assert acc.without_each(["c", "a", "b", "a"], figure) == [(1.5, "b"), (2.0, "c"), (2.5, "a")]
+    assert sorted(left_out) == ["a", "b", "c"]  # each device once, however many rows it has
