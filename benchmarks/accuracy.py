@@ -42,7 +42,11 @@ device left out as well, and prints the seed laptop's left-out prefill each time
 and the devices that move it most): a figure of one row, decided by the shared parameters,
 and so by which other devices the data holds.
 
+With `--write-data` it writes data/accuracy.yaml: the errors `decode`, `prefill` and `trace`
+quote next to an estimate (`tokenwalk.accuracy`). Redo it after every refit.
+
 Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE] [--seed-influence]
+                                     [--write-data]
 """
 
 from __future__ import annotations
@@ -54,7 +58,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import yaml
 
+from tokenwalk.accuracy import PHASES, fit_fingerprint
 from tokenwalk.calibrate import (
     benchmark_observations,
     cross_validate,
@@ -64,6 +70,7 @@ from tokenwalk.calibrate import (
 )
 from tokenwalk.fit import Design, fit_hierarchy, predict_tok_s
 
+DATA = Path(__file__).resolve().parents[1] / "data"  # the checkout's shipped data
 SEED_MACHINE = "radeon-860m"
 OWN_MACHINE = "xeon-kvm-2c"  # the project's own measured machine (tests/data/cpu-ground-truth)
 
@@ -226,6 +233,42 @@ def seed_without_each(obs: list, design: Design) -> tuple[float, list[tuple[floa
     return figure(None), without_each(others, figure)
 
 
+def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarray) -> str:
+    """The text of data/accuracy.yaml (`tokenwalk.accuracy`): the cross-validated error per
+    phase, overall and per device class, the in-sample error per phase, and each benchmarked
+    machine's rows per phase; stamped with the data/timing.yaml it was measured with."""
+    phase = np.array([o.phase for o in obs])
+    kind = np.array([o.meta["kind"] for o in obs])
+
+    def stats(pred: np.ndarray, rows: np.ndarray) -> dict:
+        return error_stats(pred[rows], measured[rows]).model_dump()
+
+    machine_rows: dict[str, dict[str, int]] = {}
+    for o in obs:
+        counts = machine_rows.setdefault(o.machine, {p: 0 for p in PHASES})
+        counts[o.phase] += 1
+    data = {
+        "source": (
+            "leave-one-device-out cross-validation of data/benchmarks.yaml, and the shipped "
+            "fit in sample (python benchmarks/accuracy.py --write-data)"
+        ),
+        "timing_sha256": fit_fingerprint((DATA / "timing.yaml").read_text(encoding="utf-8")),
+        "cross_validated": {
+            p: {"all": stats(cv, phase == p)}
+            | {str(k): stats(cv, (phase == p) & (kind == k)) for k in sorted(set(kind[phase == p]))}
+            for p in PHASES
+        },
+        "in_sample": {p: stats(ins, phase == p) for p in PHASES},
+        "machine_rows": dict(sorted(machine_rows.items())),
+    }
+    head = (
+        "# The timing model's error on published runs, quoted by decode, prefill and trace\n"
+        "# (tokenwalk.accuracy). Written by benchmarks/accuracy.py --write-data; redo it after\n"
+        "# every refit of data/timing.yaml (a test checks timing_sha256).\n"
+    )
+    return head + yaml.safe_dump(data, sort_keys=False, width=100, default_flow_style=None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -241,6 +284,11 @@ def main() -> None:
         type=Path,
         metavar="FILE",
         help="compare with the CV predictions of another version of the model (a --save file)",
+    )
+    ap.add_argument(
+        "--write-data",
+        action="store_true",
+        help="write the errors the commands quote to data/accuracy.yaml",
     )
     ap.add_argument(
         "--seed-influence",
@@ -383,6 +431,10 @@ def main() -> None:
         for (lo_r, lo_d), (hi_r, hi_d) in zip(each[:5], each[::-1][:5], strict=True):
             low = f"{lo_r:.2f}x without {lo_d} ({rows[lo_d]})"
             print(f"  {low:38}{hi_r:.2f}x without {hi_d} ({rows[hi_d]})")
+    if args.write_data:
+        path = DATA / "accuracy.yaml"
+        path.write_text(accuracy_yaml(obs, cv, ins, meas), encoding="utf-8")
+        print(f"\nthe errors the commands quote written to {path}")
     if args.save is not None:
         payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}
         args.save.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
