@@ -644,6 +644,24 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "naive": (None, "", "of the naive roofline (100% of bandwidth and compute, no overhead)"),
     "decode": (None, "", "decode rows"),
     "prefill": (None, "", "prefill rows"),
+    "expected_error": (
+        "object | null",
+        "",
+        "the error to expect of this estimate, from published runs like it (docs/accuracy.md); "
+        "`in_sample` is null where the machine is not fitted to its own runs of the phase; null "
+        "for a model split over devices",
+    ),
+    "cross_validated": (
+        None,
+        "",
+        "the error on devices of the group never measured, each left out of the fit",
+    ),
+    "group": (
+        None,
+        "",
+        "the runs `cross_validated` is of: the machine's class (gpu, igpu, ...), or `all` where "
+        "its class has fewer than 5",
+    ),
     "median_pct": ("float | null", "%", "median of |predicted / measured - 1|"),
     "p90_pct": ("float | null", "%", "90th percentile of |predicted / measured - 1|"),
     "signed_median_pct": ("float | null", "%", "median of predicted / measured - 1"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from tokenwalk.cli.app import (
     CTX_MEANING,
@@ -26,7 +26,28 @@ from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
-from tokenwalk.system import SystemSpec
+from tokenwalk.system import System, SystemSpec
+
+if TYPE_CHECKING:
+    from tokenwalk.accuracy import ExpectedError
+    from tokenwalk.costs.timing import DecodeReport, PrefillReport
+
+
+def typical_error(
+    report: DecodeReport | PrefillReport, system: System, phase: str
+) -> ExpectedError | None:
+    """The error to expect of `report`, where one device runs the whole pass (a machine, or a
+    card holding the whole model): its class's from published runs (`tokenwalk.accuracy`).
+    None for a model split over devices, whose published runs are too few to quote."""
+    from tokenwalk.accuracy import expected_error
+
+    if report.split is None:
+        return expected_error(system.first, phase)
+    if len(report.split.parts) != 1:
+        return None
+    device = report.split.parts[0].device
+    machines = [*system.devices, *([system.host] if system.host else [])]
+    return next((expected_error(m, phase) for m in machines if m.slug == device), None)
 
 
 @app.command()
@@ -65,7 +86,12 @@ def decode(
     # each stream reads its own share of the context; the answer reports the total asked
     report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
-    report = report.model_copy(update={"energy": decode_energy(report, power, cost.price)})
+    report = report.model_copy(
+        update={
+            "energy": decode_energy(report, power, cost.price),
+            "expected_error": typical_error(report, sysm, "decode"),
+        }
+    )
     fit = system_fit(
         [mdl], sysm, setup, system.system_gb, ctx=ctx, kv_type=kv_type, parallel=parallel
     )
@@ -121,7 +147,12 @@ def prefill(
     )
     warnings += ubatch_warnings([mdl], ubatch, prompt - cached, sysm, setup)
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
-    report = report.model_copy(update={"energy": prefill_energy(report, power, cost.price)})
+    report = report.model_copy(
+        update={
+            "energy": prefill_energy(report, power, cost.price),
+            "expected_error": typical_error(report, sysm, "prefill"),
+        }
+    )
     fit = system_fit(
         [mdl], sysm, setup, system.system_gb, ctx=prompt, kv_type=kv_type, ubatch=ubatch
     )

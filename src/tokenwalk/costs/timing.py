@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import context_points, kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
@@ -884,6 +885,8 @@ class DecodeReport(_OnMachine):
     by_context: list[ContextPoint] = []  # the same step at other contexts (`context_points`)
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
+    # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
+    expected_error: ExpectedError | None = None
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -1025,6 +1028,8 @@ class PrefillReport(_OnMachine):
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
+    # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
+    expected_error: ExpectedError | None = None
 
     def experts_fit(self) -> Efficiency:
         """The efficiencies the routed experts were multiplied at: the card's, or the host

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console, Group
 from rich.text import Text
 
+from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.timing import (
     MATVEC_MAX_BATCH,
     DecodeReport,
@@ -27,7 +28,14 @@ from tokenwalk.render.fmt import (
 from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
-__all__ = ["render_decode", "render_prefill", "fit_line", "split_view", "rpc_lines"]
+__all__ = [
+    "render_decode",
+    "render_prefill",
+    "fit_line",
+    "error_line",
+    "split_view",
+    "rpc_lines",
+]
 
 
 def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
@@ -41,6 +49,27 @@ def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
         f"products of {rows(fit.rows_half)}{routed}), "
         f"{seconds(fit.overhead_per_layer_s)} per layer; "
         f"from {safe_markup(fit.source)}"
+    )
+
+
+def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
+    """The typical error of an estimate and what it rests on: the median |error| of `phase`
+    estimates on published runs of devices of its class never measured, and, for a machine
+    fitted to its own runs, in sample; and the bounds 90% of them stay within."""
+    cv = e.cross_validated
+    devices = "devices" if e.group == "all" else f"{e.group} devices"
+    never = f"on {devices} never measured (each left out of the fit, {count(cv.n_rows)} runs)"
+    own = e.in_sample
+    if own is None:
+        return (
+            f"{cv.median_pct:.0f}% (median)",
+            f"of {phase} estimates {never}; 90% within {cv.p90_pct:.0f}%",
+        )
+    return (
+        f"{own.median_pct:.0f}-{cv.median_pct:.0f}% (median)",
+        f"of {phase} estimates: {own.median_pct:.0f}% on the runs machines were fitted to (in "
+        f"sample, as this one is), {cv.median_pct:.0f}% {never}; 90% within "
+        f"{own.p90_pct:.0f}% and {cv.p90_pct:.0f}%",
     )
 
 
@@ -158,6 +187,8 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     lo, hi = r.reading_tok_s
     _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
     _kv(s, "efficiencies", "", fit_line(r.fit))
+    if r.expected_error is not None:
+        _kv(s, "typical error", *error_line(r.expected_error, "decode"))
     parts: list = [Text(title, style="italic"), reads, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "a step", console.width)]
@@ -287,6 +318,8 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         bound += f", {r.experts_bound_chunks} routed experts"
     _kv(s, "bound", bound, "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit, experts=moe))
+    if r.expected_error is not None:
+        _kv(s, "typical error", *error_line(r.expected_error, "prefill"))
     parts: list = [Text(title, style="italic"), chunks, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]

@@ -1,0 +1,109 @@
+"""data/accuracy.yaml: the errors decode and prefill quote, and which of them a machine gets."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tokenwalk.accuracy import (
+    CLASS_MIN_ROWS,
+    AccuracyData,
+    accuracy_data,
+    expected_error,
+    fit_fingerprint,
+)
+from tokenwalk.cli import app
+from tokenwalk.errors import SpecError
+from tokenwalk.machine import resolve_machine
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def test_the_quoted_errors_were_measured_with_the_shipped_fit():
+    """A refit leaves data/accuracy.yaml stale: `python benchmarks/accuracy.py --write-data`."""
+    timing = (DATA / "timing.yaml").read_text(encoding="utf-8")
+    assert accuracy_data().timing_sha256 == fit_fingerprint(timing)
+
+
+def test_the_fingerprint_is_the_fit_not_its_date():
+    text = "fitted: '2026-12-03'\nglobal:\n  eff_bw: 0.5\n"
+    assert fit_fingerprint(text) == fit_fingerprint(text.replace("12-03", "12-04"))
+    assert fit_fingerprint(text) != fit_fingerprint(text.replace("0.5", "0.6"))
+
+
+def test_the_quoted_errors_are_the_accuracy_pages():
+    """The figures docs/accuracy.md prints for all rows are the ones quoted."""
+    page = (Path(__file__).parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    d = accuracy_data()
+    for phase in ("decode", "prefill"):
+        e = d.cross_validated[phase]["all"]
+        row = rf"\n  all\s+{e.n_rows}\s+{e.median_pct:.1f}%\s+{e.p90_pct:.1f}%"
+        assert re.search(row, page), (phase, row)
+
+
+def _quoted(slug: str, phase: str, **kw):
+    return expected_error(resolve_machine(slug, **kw), phase)
+
+
+def test_a_machine_with_runs_of_the_phase_gets_the_in_sample_error_too():
+    d = accuracy_data()
+    e = _quoted("rtx-4090", "prefill")
+    assert e.in_sample == d.in_sample["prefill"]
+    assert (e.group, e.cross_validated) == ("gpu", d.cross_validated["prefill"]["gpu"])
+
+
+def test_a_machine_without_runs_gets_its_class_error():
+    d = accuracy_data()
+    e = _quoted("h200", "prefill")  # never benchmarked
+    assert (e.group, e.in_sample) == ("datacenter", None)
+    assert e.cross_validated == d.cross_validated["prefill"]["datacenter"]
+    # benchmarked for decode only: its prefill is its groups'
+    assert d.machine_rows["jetson-agx-orin-64"]["prefill"] == 0
+    assert _quoted("jetson-agx-orin-64", "prefill").in_sample is None
+    assert _quoted("jetson-agx-orin-64", "decode").in_sample is not None
+    # another backend than its runs': composed from groups
+    assert _quoted("rtx-4090", "prefill", backend="vulkan").in_sample is None
+
+
+def test_a_class_of_few_rows_quotes_all_rows():
+    d = accuracy_data()
+    assert "sbc" not in d.cross_validated["prefill"]
+    e = _quoted("raspberry-pi-5", "prefill")
+    assert (e.group, e.cross_validated) == ("all", d.cross_validated["prefill"]["all"])
+    small = [k for k, v in d.cross_validated["decode"].items() if v.n_rows < CLASS_MIN_ROWS]
+    for kind in small:  # none today; the rule stands for data to come
+        assert kind != "all"
+
+
+def test_decode_and_prefill_quote_it(tmp_path):
+    runner = CliRunner()
+    out = runner.invoke(app, ["prefill", "qwen3-8b", "-m", "h200", "--prompt", "4k"])
+    assert out.exit_code == 0, out.output
+    shown = " ".join(out.output.split())
+    assert "typical error" in shown and "datacenter devices never measured" in shown
+    out = runner.invoke(app, ["decode", "qwen3-8b", "-m", "h200", "--json"])
+    quoted = json.loads(out.stdout)["expected_error"]
+    assert quoted["group"] == "datacenter" and quoted["in_sample"] is None
+    # a model split over a card and its host has no quoted error
+    out = runner.invoke(app, ["decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json"])
+    assert json.loads(out.stdout)["expected_error"] is None
+
+
+def test_a_bad_accuracy_file_is_a_spec_error(tmp_path):
+    bad = tmp_path / "accuracy.yaml"
+    bad.write_text("source: x\ntiming_sha256: y\ncross_validated: 3\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="cross_validated"):
+        accuracy_data(bad)
+    assert AccuracyData.model_validate(
+        {
+            "source": "s",
+            "timing_sha256": "h",
+            "cross_validated": {},
+            "in_sample": {},
+            "machine_rows": {},
+        }
+    )
