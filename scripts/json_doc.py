@@ -651,6 +651,16 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "`in_sample` is null where the machine is not fitted to its own runs of the phase; null "
         "for a model split over devices",
     ),
+    "prefill_error": (
+        "object | null",
+        "",
+        "the error to expect of the prefill time, as `expected_error` in `prefill`",
+    ),
+    "decode_error": (
+        "object | null",
+        "",
+        "the error to expect of the decode time, as `expected_error` in `decode`",
+    ),
     "cross_validated": (
         None,
         "",

@@ -88,6 +88,9 @@ def test_decode_and_prefill_quote_it(tmp_path):
     out = runner.invoke(app, ["decode", "qwen3-8b", "-m", "h200", "--json"])
     quoted = json.loads(out.stdout)["expected_error"]
     assert quoted["group"] == "datacenter" and quoted["in_sample"] is None
+    out = runner.invoke(app, ["trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json"])
+    trace = json.loads(out.stdout)
+    assert trace["prefill_error"]["group"] == trace["decode_error"]["group"] == "datacenter"
     # a model split over a card and its host has no quoted error
     out = runner.invoke(app, ["decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json"])
     assert json.loads(out.stdout)["expected_error"] is None

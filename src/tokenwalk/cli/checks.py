@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from tokenwalk.cli.app import respond, warn
 
 if TYPE_CHECKING:
+    from tokenwalk.accuracy import ExpectedError
     from tokenwalk.costs.budget import MemoryFit
     from tokenwalk.costs.split import Setup
     from tokenwalk.machine import Machine
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
     from tokenwalk.system import Offload, System, SystemSpec
 
 __all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system"]
+
+
+def typical_error(system: System, setup: Setup | None, phase: str) -> ExpectedError | None:
+    """The error to expect of a `phase` estimate where one device runs the whole pass (one
+    pool of memory, or one card holding the whole model): its class's, from published runs
+    (`tokenwalk.accuracy`). None for a model split over devices, whose runs are too few."""
+    from tokenwalk.accuracy import expected_error
+
+    if setup is not None and not setup.one_card:
+        return None
+    return expected_error(system.first, phase)
 
 
 def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offload]:

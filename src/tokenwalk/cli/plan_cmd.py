@@ -23,7 +23,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system, system_fit
+from tokenwalk.cli.checks import answer, fit_on, on_system, system_fit, typical_error
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
@@ -283,7 +283,13 @@ def trace(
             f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
         )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
-    report = report.model_copy(update={"energy": trace_energy(report, power, cost.price)})
+    report = report.model_copy(
+        update={
+            "energy": trace_energy(report, power, cost.price),
+            "prefill_error": typical_error(sysm, setup, "prefill"),
+            "decode_error": typical_error(sysm, setup, "decode"),
+        }
+    )
     fit = system_fit(
         [mdl], sysm, setup, system.system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch
     )

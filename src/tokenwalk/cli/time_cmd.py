@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from tokenwalk.cli.app import (
     CTX_MEANING,
@@ -19,35 +19,14 @@ from tokenwalk.cli.app import (
     load,
     tokens_option,
 )
-from tokenwalk.cli.checks import answer, on_system, system_fit
+from tokenwalk.cli.checks import answer, on_system, system_fit, typical_error
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
 from tokenwalk.cli.sweep import sweep
 from tokenwalk.errors import InputError
-from tokenwalk.system import System, SystemSpec
-
-if TYPE_CHECKING:
-    from tokenwalk.accuracy import ExpectedError
-    from tokenwalk.costs.timing import DecodeReport, PrefillReport
-
-
-def typical_error(
-    report: DecodeReport | PrefillReport, system: System, phase: str
-) -> ExpectedError | None:
-    """The error to expect of `report`, where one device runs the whole pass (a machine, or a
-    card holding the whole model): its class's from published runs (`tokenwalk.accuracy`).
-    None for a model split over devices, whose published runs are too few to quote."""
-    from tokenwalk.accuracy import expected_error
-
-    if report.split is None:
-        return expected_error(system.first, phase)
-    if len(report.split.parts) != 1:
-        return None
-    device = report.split.parts[0].device
-    machines = [*system.devices, *([system.host] if system.host else [])]
-    return next((expected_error(m, phase) for m in machines if m.slug == device), None)
+from tokenwalk.system import SystemSpec
 
 
 @app.command()
@@ -89,7 +68,7 @@ def decode(
     report = report.model_copy(
         update={
             "energy": decode_energy(report, power, cost.price),
-            "expected_error": typical_error(report, sysm, "decode"),
+            "expected_error": typical_error(sysm, setup, "decode"),
         }
     )
     fit = system_fit(
@@ -150,7 +129,7 @@ def prefill(
     report = report.model_copy(
         update={
             "energy": prefill_energy(report, power, cost.price),
-            "expected_error": typical_error(report, sysm, "prefill"),
+            "expected_error": typical_error(sysm, setup, "prefill"),
         }
     )
     fit = system_fit(

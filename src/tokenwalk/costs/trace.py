@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import kv_stored_bytes, state_bytes
 from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
@@ -89,6 +90,9 @@ class TraceReport(BaseModel):
     load_from: str  # where that rate comes from
     load_assumed: bool  # no source for it: an assumed NVMe SSD
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
+    # the error to expect of the prefill and decode times (tokenwalk.accuracy); one machine only
+    prefill_error: ExpectedError | None = None
+    decode_error: ExpectedError | None = None
 
 
 def load_rate(machine: Machine) -> tuple[float, str, bool]:

@@ -33,6 +33,7 @@ __all__ = [
     "render_prefill",
     "fit_line",
     "error_line",
+    "error_range",
     "split_view",
     "rpc_lines",
 ]
@@ -52,6 +53,12 @@ def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
     )
 
 
+def error_range(e: ExpectedError) -> str:
+    """The median error, in sample to never measured where the machine has its own runs."""
+    cv = e.cross_validated.median_pct
+    return f"{cv:.0f}%" if e.in_sample is None else f"{e.in_sample.median_pct:.0f}-{cv:.0f}%"
+
+
 def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
     """The typical error of an estimate and what it rests on: the median |error| of `phase`
     estimates on published runs of devices of its class never measured, and, for a machine
@@ -62,11 +69,11 @@ def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
     own = e.in_sample
     if own is None:
         return (
-            f"{cv.median_pct:.0f}% (median)",
+            f"{error_range(e)} (median)",
             f"of {phase} estimates {never}; 90% within {cv.p90_pct:.0f}%",
         )
     return (
-        f"{own.median_pct:.0f}-{cv.median_pct:.0f}% (median)",
+        f"{error_range(e)} (median)",
         f"of {phase} estimates: {own.median_pct:.0f}% on the runs machines were fitted to (in "
         f"sample, as this one is), {cv.median_pct:.0f}% {never}; 90% within "
         f"{own.p90_pct:.0f}% and {cv.p90_pct:.0f}%",
