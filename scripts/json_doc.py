@@ -430,6 +430,13 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "eff_compute": (None, "share", "fitted share of the compute rate a large product reaches"),
     "overhead_per_layer_s": (None, S, "fitted fixed cost per layer and pass"),
     "rows_half": (None, "rows", "rows at which a matrix product reaches half of eff_compute"),
+    "fitted_to": (
+        None,
+        "",
+        "what the efficiencies are fitted to: `groups` (composed from the machine's groups), "
+        "`benchmarks` (its published runs, data/timing.yaml), `machine file` (your runs, "
+        "`tokenwalk calibrate`)",
+    ),
     "eff_experts": (
         None,
         "share",

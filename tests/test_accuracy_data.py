@@ -69,6 +69,20 @@ def test_a_machine_without_runs_gets_its_class_error():
     assert _quoted("rtx-4090", "prefill", backend="vulkan").in_sample is None
 
 
+def test_a_machine_calibrated_to_its_own_runs_gets_the_in_sample_error_too(tmp_path):
+    mine = tmp_path / "machines.yaml"
+    mine.write_text(
+        "- slug: my-m2\n  name: my M2 Pro\n  kind: apple\n  backend: metal\n"
+        "  bandwidth_gbs: 200\n  fp16_tflops: 13.6\n  fp16_kind: vector\n"
+        "  fit: {eff_bw: 0.8, eff_compute: 0.6, overhead_per_layer_s: 0.0001, rows_half: 12,"
+        " eff_experts: 1, source: tokenwalk calibrate --from runs.json (2 runs)}\n",
+        encoding="utf-8",
+    )
+    e = _quoted("my-m2", "prefill", machines_file=mine)
+    assert e.in_sample == accuracy_data().in_sample["prefill"] and e.group == "apple"
+    assert resolve_machine("my-m2", machines_file=mine).fit.fitted_to == "machine file"
+
+
 def test_a_class_of_few_rows_quotes_all_rows():
     d = accuracy_data()
     assert "sbc" not in d.cross_validated["prefill"]

@@ -96,9 +96,9 @@ def expected_error(machine: Machine, phase: str) -> ExpectedError | None:
     its efficiencies are fitted to its own runs of that phase (a benchmarked machine's, or a
     user's `tokenwalk calibrate`). None for a phase the data has no rows of."""
     data = accuracy_data()
-    source = machine.fit.source
-    own = source.endswith("(machine file)") or (
-        source.startswith("machine ") and data.machine_rows.get(machine.slug, {}).get(phase, 0) > 0
+    fitted_to = machine.fit.fitted_to
+    own = fitted_to == "machine file" or (
+        fitted_to == "benchmarks" and data.machine_rows.get(machine.slug, {}).get(phase, 0) > 0
     )
     by_class = data.cross_validated.get(phase, {})
     group = machine.kind

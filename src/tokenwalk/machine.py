@@ -73,6 +73,10 @@ class Efficiency(BaseModel):
     # many rows reaches on a GPU; a cpu backend's experts run at the dense rate
     eff_experts: float = 1.0
     source: str = "default"
+    # what the numbers are fitted to: "groups" (composed from the machine's groups: a machine
+    # tokenwalk has no runs of), "benchmarks" (a benchmarked machine's published runs, in
+    # data/timing.yaml) or "machine file" (a user's own runs, `tokenwalk calibrate`)
+    fitted_to: str = "groups"
 
 
 # Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
@@ -210,7 +214,7 @@ def _key(raw: Mapping, key: str) -> Any:
     return raw[key]
 
 
-def _efficiency(raw: Any, source: str) -> Efficiency:
+def _efficiency(raw: Any, source: str, fitted_to: str = "groups") -> Efficiency:
     if not isinstance(raw, Mapping):
         raise SpecError(
             f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_per_layer_s, "
@@ -231,7 +235,7 @@ def _efficiency(raw: Any, source: str) -> Efficiency:
         if not (math.isfinite(v) and (v > lo if strict else v >= lo) and v <= hi):
             within = f"{'above' if strict else 'at least'} {lo:g} and at most {hi:g}"
             raise SpecError(f"{source}: fit {key} is {v:g}; it must be {within}")
-    return Efficiency(**values, source=str(raw.get("source", source)))
+    return Efficiency(**values, source=str(raw.get("source", source)), fitted_to=fitted_to)
 
 
 def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
@@ -267,7 +271,7 @@ def timing_defaults(path: str | None = None) -> TimingDefaults:
         global_fit=_efficiency(raw.get("global", {}), "global fit (data/timing.yaml)"),
         factors=_factors(raw.get("factors") or {}),
         machines={
-            str(k): _efficiency(v, f"machine {k} (data/timing.yaml)")
+            str(k): _efficiency(v, f"machine {k} (data/timing.yaml)", "benchmarks")
             for k, v in (raw.get("machines") or {}).items()
         },
     )
@@ -418,7 +422,7 @@ def entry_fit(entry: Any) -> Efficiency | None:
     fit = getattr(entry, "fit", None)
     if not fit:
         return None
-    return _efficiency(fit, f"machine {entry.slug} (machine file)")
+    return _efficiency(fit, f"machine {entry.slug} (machine file)", "machine file")
 
 
 def entry_efficiency(
