@@ -124,3 +124,22 @@ def test_a_bad_accuracy_file_is_a_spec_error(tmp_path):
             "machine_rows": {},
         }
     )
+
+
+def test_the_quoted_range_runs_from_the_lower_median_to_the_higher():
+    from tokenwalk.accuracy import ExpectedError, PhaseError
+    from tokenwalk.render.timing import error_range
+
+    def err(median: float) -> PhaseError:
+        return PhaseError(n_rows=9, median_pct=median, p90_pct=50.0, signed_median_pct=0.0)
+
+    assert error_range(ExpectedError(group="gpu", cross_validated=err(14.9))) == "15%"
+    assert error_range(ExpectedError(group="gpu", cross_validated=err(14.9), in_sample=err(4))) == (
+        "4-15%"
+    )
+    assert error_range(
+        ExpectedError(group="apple", cross_validated=err(2.6), in_sample=err(5.4))
+    ) == ("3-5%")
+    assert error_range(
+        ExpectedError(group="apple", cross_validated=err(4.6), in_sample=err(5.2))
+    ) == ("5%")

@@ -23,6 +23,7 @@ from tokenwalk.machine import Machine
 
 __all__ = [
     "CLASS_MIN_ROWS",
+    "PHASES",
     "PhaseError",
     "AccuracyData",
     "ExpectedError",

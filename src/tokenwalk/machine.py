@@ -21,7 +21,7 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +57,9 @@ MAX_TFLOPS = 100_000.0
 MAX_MEMORY_GIB = 1e6
 
 
+FittedTo = Literal["groups", "benchmarks", "machine file"]
+
+
 class Efficiency(BaseModel):
     """The fitted part of the timing model: time = max(B / (BW x eff_bw), (F + rows_half x R)
     / (FLOPS x eff_compute), routed experts at eff_experts of that rate) + layers x
@@ -76,7 +79,7 @@ class Efficiency(BaseModel):
     # what the numbers are fitted to: "groups" (composed from the machine's groups: a machine
     # tokenwalk has no runs of), "benchmarks" (a benchmarked machine's published runs, in
     # data/timing.yaml) or "machine file" (a user's own runs, `tokenwalk calibrate`)
-    fitted_to: str = "groups"
+    fitted_to: FittedTo = "groups"
 
 
 # Used only when no data/timing.yaml can be found (a broken install); a rough middle of the fit.
@@ -214,7 +217,7 @@ def _key(raw: Mapping, key: str) -> Any:
     return raw[key]
 
 
-def _efficiency(raw: Any, source: str, fitted_to: str = "groups") -> Efficiency:
+def _efficiency(raw: Any, source: str, fitted_to: FittedTo = "groups") -> Efficiency:
     if not isinstance(raw, Mapping):
         raise SpecError(
             f"{source}: a fit must be a mapping of eff_bw, eff_compute, overhead_per_layer_s, "

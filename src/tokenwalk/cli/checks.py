@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tokenwalk.model.model import Model
     from tokenwalk.system import Offload, System, SystemSpec
 
-__all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system"]
+__all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system", "typical_error"]
 
 
 def typical_error(system: System, setup: Setup | None, phase: str) -> ExpectedError | None:

@@ -55,8 +55,10 @@ def fit_line(fit: Efficiency, *, experts: bool = False) -> str:
 
 def error_range(e: ExpectedError) -> str:
     """The median error, in sample to never measured where the machine has its own runs."""
-    cv = e.cross_validated.median_pct
-    return f"{cv:.0f}%" if e.in_sample is None else f"{e.in_sample.median_pct:.0f}-{cv:.0f}%"
+    ends = {round(e.cross_validated.median_pct)}
+    if e.in_sample is not None:
+        ends.add(round(e.in_sample.median_pct))
+    return "-".join(str(v) for v in sorted(ends)) + "%"
 
 
 def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
