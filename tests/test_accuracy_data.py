@@ -105,6 +105,13 @@ def test_decode_and_prefill_quote_it(tmp_path):
     out = runner.invoke(app, ["trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json"])
     trace = json.loads(out.stdout)
     assert trace["prefill_error"]["group"] == trace["decode_error"]["group"] == "datacenter"
+    out = runner.invoke(
+        app,
+        ["compare", "qwen3.6-35b-a3b", "-m", "radeon-890m,rtx-5080", "--cpu-moe", "--json"],
+    )
+    rows = {r["machine"]: r for r in json.loads(out.stdout)["rows"]}
+    assert rows["radeon-890m"]["prefill_error"]["group"] == "igpu"
+    assert rows["rtx-5080"]["decode_error"] is None  # the experts in the host's RAM
     # a model split over a card and its host has no quoted error
     out = runner.invoke(app, ["decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json"])
     assert json.loads(out.stdout)["expected_error"] is None

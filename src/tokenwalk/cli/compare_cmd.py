@@ -19,6 +19,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
+from tokenwalk.cli.checks import typical_error
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import system_options
 from tokenwalk.cli.output import output_options
@@ -147,6 +148,7 @@ def compare(
         watts=cost.watts,
         per_kwh=per_kwh,
         per_hour=per_hour,
+        quote=typical_error,
     )
     for w in dict.fromkeys(w for r in report.rows for w in r.warnings):
         warn(w)

@@ -20,11 +20,12 @@ its energy; with one of them, it prices every machine.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.budget import (
     SHARED_MEMORY_KINDS,
     BudgetReport,
@@ -48,6 +49,9 @@ from tokenwalk.units import Bytes, Count
 
 if TYPE_CHECKING:
     from tokenwalk.costs.split import Setup
+
+# the typical error of a phase's estimate on a system as placed (cli.checks.typical_error)
+Quote = Callable[[System, "Setup | None", str], ExpectedError | None]
 
 __all__ = [
     "CompareRow",
@@ -359,6 +363,9 @@ class CompareRow(BaseModel):
     total_s: float  # the whole request: prompt and output
     energy: EnergyCost  # of the whole request, as `trace` counts it; its price where given
     warnings: list[str]
+    # the error to expect of ttft_s and tok_s (tokenwalk.accuracy): one device only
+    prefill_error: ExpectedError | None = None
+    decode_error: ExpectedError | None = None
 
 
 class CompareReport(BaseModel):
@@ -385,9 +392,12 @@ def compare_row(
     ubatch: int = 512,
     watts: float | None = None,
     price: Price | None = None,
+    quote: Quote | None = None,
 ) -> CompareRow:
     """One row: `budget`, `decode` and `trace` for `model` on `system` (see the module), and
-    the request's energy at the system's power (`watts` replaces it) and `price`."""
+    the request's energy at the system's power (`watts` replaces it) and `price`; `quote`
+    gives the typical error of its prefill and decode estimates (the cli's
+    `typical_error`, which reads the shipped errors)."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
     decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
     trace, setup = system_trace(
@@ -418,6 +428,8 @@ def compare_row(
         total_s=trace.total_s,
         energy=trace_energy(trace, power, price),
         warnings=warnings,
+        prefill_error=quote(system, setup, "prefill") if quote else None,
+        decode_error=quote(system, setup, "decode") if quote else None,
     )
 
 
@@ -434,10 +446,11 @@ def compare_report(
     watts: float | None = None,
     per_kwh: Price | None = None,
     per_hour: Price | None = None,
+    quote: Quote | None = None,
 ) -> CompareReport:
     """Every model on every system, one row each (models in the order given, then machines).
     `ctx` None reserves the whole request, `prompt + output`; `watts` replaces every system's
-    power, and the prices are chosen per system by `price_for`."""
+    power, and the prices are chosen per system by `price_for`; `quote` as in `compare_row`."""
     from tokenwalk.costs.workload import check_workload
 
     c = prompt + output if ctx is None else ctx
@@ -460,6 +473,7 @@ def compare_report(
             ubatch=ubatch,
             watts=watts,
             price=price_for(s, per_kwh, per_hour),
+            quote=quote,
         )
         for m in models
         for s, o in systems

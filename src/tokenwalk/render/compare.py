@@ -18,6 +18,7 @@ from tokenwalk.render.energy import money, wh
 from tokenwalk.render.fmt import count, human_bytes, params, rate, seconds
 from tokenwalk.render.layout import drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text, visible
+from tokenwalk.render.timing import error_range
 
 __all__ = ["render_compare", "render_models_fit", "Column", "fitted_table"]
 
@@ -180,6 +181,17 @@ def render_compare(r: CompareReport, console: Console) -> None:
             who = x.machine if one_model else f"{x.model} on {x.machine}"
             _note(console, f"{who}: {x.placement}, weights {x.split}")
     _note(console, "Power: " + "; ".join(dict.fromkeys(_power(x) for x in r.rows)) + ".")
+    errors = dict.fromkeys(
+        f"{x.machine} {error_range(x.decode_error)} and {error_range(x.prefill_error)}"
+        for x in r.rows
+        if x.decode_error is not None and x.prefill_error is not None
+    )
+    if errors:
+        _note(
+            console,
+            "Typical error (median; `tokenwalk decode` and `prefill` say on what) of tok/s and "
+            "TTFT: " + "; ".join(errors) + ".",
+        )
     if priced:
         _note(console, "Prices: " + _prices(r) + ".")
     if any(x.fits is False for x in r.rows):
