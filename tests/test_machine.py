@@ -248,3 +248,33 @@ def test_a_machine_without_bandwidth_names_its_catalogued_boards() -> None:
     with pytest.raises(InputError) as e:  # no boards catalogued: the plain request
         resolve_machine("adreno-840")
     assert str(e.value).endswith("give --bandwidth")
+
+
+def test_an_inline_machine_borrows_the_factors_of_the_maker_it_names():
+    from tokenwalk.machine import timing_defaults
+
+    amd = timing_defaults().factors["vendor"]["amd"]
+    kw = dict(bandwidth=256, tflops=59, kind="igpu", backend="vulkan", tflops_kind="matrix")
+    plain = resolve_machine(None, **kw)
+    made = resolve_machine(None, vendor="AMD", **kw)
+    assert (plain.vendor, made.vendor) == ("other", "amd")
+    assert "vendor" not in plain.fit.source and "vendor amd" in made.fit.source
+    assert made.fit.eff_compute == pytest.approx(plain.fit.eff_compute * amd["eff_compute"])
+    # a CPU's maker is a group of its own
+    cpu = resolve_machine(None, bandwidth=90, tflops=1, backend="cpu", vendor="amd")
+    assert "vendor amd-cpu" in cpu.fit.source
+    # the backend implies one where it can
+    assert resolve_machine(None, bandwidth=900, tflops=80, backend="rocm").vendor == "amd"
+
+
+@pytest.mark.parametrize(
+    "name, vendor, says",
+    [
+        (None, "acme", "--vendor must be one of apple, nvidia, amd, intel, qualcomm"),
+        ("rtx-4090", "amd", "'rtx-4090' is nvidia's"),
+    ],
+)
+def test_a_vendor_that_cannot_be_is_refused(name, vendor, says):
+    with pytest.raises(InputError, match=says):
+        resolve_machine(name, bandwidth=100, vendor=vendor)
+    assert resolve_machine("rtx-4090", vendor="Nvidia").vendor == "nvidia"  # its own: fine

@@ -287,6 +287,7 @@ _VENDOR_WORDS = (
     ("intel", ("intel", "arc", "core", "xeon")),
     ("qualcomm", ("qualcomm", "snapdragon", "adreno")),
 )
+VENDORS = tuple(maker for maker, _ in _VENDOR_WORDS)  # what --vendor takes
 _BACKEND_VENDOR = {"metal": "apple", "cuda": "nvidia", "rocm": "amd", "sycl": "intel"}
 
 
@@ -483,11 +484,13 @@ def resolve_machine(
     machines_file: str | Path | None = None,
     gpu_limit: float | None = None,
     tflops_kind: str | None = None,
+    vendor: str | None = None,
 ) -> Machine:
     """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
     machine given only inline (`--bandwidth` at least; `--tflops` for prefill). `tflops_kind`
     says what a GPU's rate is the peak of, matrix or vector units (the named machine's
-    `fp16_kind` otherwise).
+    `fp16_kind` otherwise); `vendor` who made an inline machine's chip (one of VENDORS), so
+    that it borrows its maker's factors of the fit as a named machine does.
 
     Inline `memory` and `gpu_limit` are GiB (2^30 bytes), the unit a "24 GB" card or a "16 GB"
     Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
@@ -495,6 +498,8 @@ def resolve_machine(
     _check_numbers(bandwidth, tflops, memory, gpu_limit)
     if tflops_kind is not None and tflops_kind.lower() not in GPU_PEAKS:
         raise InputError(f"--tflops-kind must be matrix or vector, not '{tflops_kind}'")
+    if vendor is not None and vendor.lower() not in VENDORS:
+        raise InputError(f"--vendor must be one of {', '.join(VENDORS)}, not '{vendor}'")
     limit_bytes = gpu_limit * GIB if gpu_limit is not None else None
     if name:
         from tokenwalk.catalog import find_machine
@@ -503,7 +508,13 @@ def resolve_machine(
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
-        vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
+        own = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
+        if vendor is not None and vendor.lower() != own:
+            raise InputError(
+                f"--vendor is for a machine given inline (--bandwidth ...); '{entry.slug}' is "
+                f"{own}'s"
+            )
+        vendor = own
         _check_peak(tflops_kind, b)
         fit, peak = entry_efficiency(entry, backend=backend, kind=kind, tflops_kind=tflops_kind)
         if not entry.bandwidth_gbs and bandwidth is None:
@@ -541,9 +552,10 @@ def resolve_machine(
             "no machine given: use --machine NAME (see `tokenwalk machines`) or give "
             "--bandwidth GBS (and --tflops T for prefill)"
         )
-    k = (kind or "gpu").lower()
+    # a cpu backend without a kind is a CPU machine, not a GPU computing on its cpu backend
+    k = (kind or ("cpu" if (backend or "").lower() == "cpu" else "gpu")).lower()
     b = (backend or _default_backend(k)).lower()
-    vendor = machine_vendor("", b)
+    vendor = machine_vendor("", b, vendor)
     _check_peak(tflops_kind, b)
     peak = peak_of(b, tflops_kind)
     rates = f"{bandwidth:g} GB/s" + (f", {tflops:g} TFLOPS" if tflops is not None else "")

@@ -120,6 +120,19 @@ KindOpt = Annotated[
         rich_help_panel=SYSTEM_PANEL,
     ),
 ]
+VendorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vendor",
+        help="Who made an inline machine's chip: apple, nvidia, amd, intel, qualcomm. The fit "
+        "prices makers apart (what a spec-sheet rate means differs); a named machine has its "
+        "own. Default: what --backend implies (cuda: nvidia, rocm: amd, metal: apple, sycl: "
+        "intel), else none.",
+        show_default=False,
+        metavar="MAKER",
+        rich_help_panel=SYSTEM_PANEL,
+    ),
+]
 MachinesFileOpt = Annotated[
     str | None,
     typer.Option(
@@ -147,6 +160,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
     "gpu_limit": (GpuLimitOpt, None),
     "backend": (BackendOpt, None),
     "kind": (KindOpt, None),
+    "vendor": (VendorOpt, None),
     "machines_file": (MachinesFileOpt, None),
     "system_gb": (
         Annotated[
@@ -304,7 +318,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
 
 # system options that take a list (a sweep: `tokenwalk.cli.sweep`), and those that take one value
 SYSTEM_LISTS = ("machine", "n_cpu_moe", "rpc_link_gbs", "rpc_latency_ms")
-SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind", "tflops_kind")
+SYSTEM_SINGLE = ("gpu_layers", "host", "split_mode", "backend", "kind", "tflops_kind", "vendor")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
