@@ -271,10 +271,31 @@ def test_an_inline_machine_borrows_the_factors_of_the_maker_it_names():
     "name, vendor, says",
     [
         (None, "acme", "--vendor must be one of apple, nvidia, amd, intel, qualcomm"),
-        ("rtx-4090", "amd", "'rtx-4090' is nvidia's"),
+        ("rtx-4090", "amd", "--vendor amd: 'rtx-4090' is nvidia's"),
     ],
 )
 def test_a_vendor_that_cannot_be_is_refused(name, vendor, says):
     with pytest.raises(InputError, match=says):
         resolve_machine(name, bandwidth=100, vendor=vendor)
     assert resolve_machine("rtx-4090", vendor="Nvidia").vendor == "nvidia"  # its own: fine
+
+
+def test_a_named_machine_whose_name_says_no_maker_takes_the_one_given(tmp_path):
+    mine = tmp_path / "machines.yaml"
+    mine.write_text(
+        "- slug: my-box\n  name: My box\n  kind: igpu\n  backend: vulkan\n"
+        "  bandwidth_gbs: 120\n  fp16_tflops: 12\n  fp16_kind: matrix\n",
+        encoding="utf-8",
+    )
+    plain = resolve_machine("my-box", machines_file=mine)
+    amd = resolve_machine("my-box", machines_file=mine, vendor="amd")
+    assert (plain.vendor, amd.vendor) == ("other", "amd")
+    assert "vendor" not in plain.fit.source and "vendor amd" in amd.fit.source
+    # a machine fitted to its own runs keeps its fit: the maker only names its groups
+    with mine.open("a", encoding="utf-8") as f:
+        f.write(
+            "  fit: {eff_bw: 0.5, eff_compute: 0.2, overhead_per_layer_s: 0.0002, rows_half: 9,"
+            " eff_experts: 1}\n"
+        )
+    fitted = resolve_machine("my-box", machines_file=mine, vendor="amd")
+    assert fitted.fit.fitted_to == "machine file" and fitted.fit.eff_compute == 0.2

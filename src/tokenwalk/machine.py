@@ -435,20 +435,21 @@ def entry_efficiency(
     backend: str | None = None,
     kind: str | None = None,
     tflops_kind: str | None = None,
+    vendor: str | None = None,
 ) -> tuple[Efficiency, str | None]:
     """A catalogue or user machine's efficiencies, and the peak its compute rate is: its own
     fit (machine file, else data/timing.yaml), unless another backend or another peak than its
     `fp16_kind` is asked for, which composes them from its groups (of `kind`, default the
-    entry's) instead."""
+    entry's; of `vendor`, default the maker its name says) instead."""
     b = (backend or entry.backend).lower()
     peak = peak_of(b, tflops_kind or entry.fp16_kind)
+    maker = (vendor or machine_vendor(entry.name, b, getattr(entry, "vendor", None))).lower()
     changed = backend is not None or peak != peak_of(b, entry.fp16_kind)
     own = entry_fit(entry)
     if own is not None and not changed:
         return own, peak
-    vendor = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
     slug = None if changed else entry.slug
-    return default_efficiency(slug, (kind or entry.kind).lower(), b, vendor, peak=peak), peak
+    return default_efficiency(slug, (kind or entry.kind).lower(), b, maker, peak=peak), peak
 
 
 def _check_peak(tflops_kind: str | None, backend: str) -> None:
@@ -508,15 +509,14 @@ def resolve_machine(
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
-        own = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
-        if vendor is not None and vendor.lower() != own:
-            raise InputError(
-                f"--vendor is for a machine given inline (--bandwidth ...); '{entry.slug}' is "
-                f"{own}'s"
-            )
-        vendor = own
+        named = machine_vendor(entry.name, b, getattr(entry, "vendor", None))
+        if vendor is not None and named != "other" and vendor.lower() != named:
+            raise InputError(f"--vendor {vendor}: '{entry.slug}' is {named}'s")
+        vendor = vendor.lower() if vendor else named
         _check_peak(tflops_kind, b)
-        fit, peak = entry_efficiency(entry, backend=backend, kind=kind, tflops_kind=tflops_kind)
+        fit, peak = entry_efficiency(
+            entry, backend=backend, kind=kind, tflops_kind=tflops_kind, vendor=vendor
+        )
         if not entry.bandwidth_gbs and bandwidth is None:
             raise InputError(
                 f"machine '{entry.slug}' has no bandwidth in the catalogue; give --bandwidth"

@@ -124,9 +124,9 @@ VendorOpt = Annotated[
     str | None,
     typer.Option(
         "--vendor",
-        help="Who made an inline machine's chip: apple, nvidia, amd, intel, qualcomm. The fit "
-        "prices makers apart (what a spec-sheet rate means differs); a named machine has its "
-        "own. Default: what --backend implies (cuda: nvidia, rocm: amd, metal: apple, sycl: "
+        help="Who made the chip: apple, nvidia, amd, intel, qualcomm. The fit prices makers "
+        "apart (what a spec-sheet rate means differs). Default: the maker a named machine's "
+        "name says, else what --backend implies (cuda: nvidia, rocm: amd, metal: apple, sycl: "
         "intel), else none.",
         show_default=False,
         metavar="MAKER",
