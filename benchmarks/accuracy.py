@@ -325,7 +325,7 @@ def main() -> None:
         f"{'previous model, CV':>22}"
         f"{'in sample':>15}{'naive roofline':>15}"
     )
-    for ph in ("decode", "prefill"):
+    for ph in PHASES:
         print(ph)
         print(head)
         groups = (
