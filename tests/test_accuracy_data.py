@@ -117,6 +117,28 @@ def test_decode_and_prefill_quote_it(tmp_path):
     assert json.loads(out.stdout)["expected_error"] is None
 
 
+def test_a_conversation_quotes_it(tmp_path):
+    """`trace --chat` of several calls quotes the error of both phases, as one call's trace does;
+    none where the model is split over the card and its host."""
+    runner = CliRunner()
+    chat = ["trace", "qwen3-0.6b", "--chat", "docs/examples/clinical-chat.json"]
+    argv = [*chat, "-m", "h200"]
+    out = runner.invoke(app, [*argv, "--json"])
+    assert out.exit_code == 0, out.output
+    session = json.loads(out.stdout)
+    assert len(session["calls"]) == 3
+    assert session["prefill_error"]["group"] == session["decode_error"]["group"] == "datacenter"
+    out = runner.invoke(app, argv, env={"COLUMNS": "120"})
+    shown = " ".join(out.output.split())
+    quoted = accuracy_data().cross_validated
+    prefill = round(quoted["prefill"]["datacenter"].median_pct)
+    decode = round(quoted["decode"]["datacenter"].median_pct)
+    assert f"median error: prefill {prefill}%, decode {decode}%" in shown
+    out = runner.invoke(app, [*chat, "-m", "rtx-4090", "--gpu-layers", "10", "--json"])
+    split = json.loads(out.stdout)
+    assert split["prefill_error"] is None and split["decode_error"] is None
+
+
 def test_a_bad_accuracy_file_is_a_spec_error(tmp_path):
     bad = tmp_path / "accuracy.yaml"
     bad.write_text("source: x\ntiming_sha256: y\ncross_validated: 3\n", encoding="utf-8")

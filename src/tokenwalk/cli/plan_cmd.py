@@ -335,7 +335,13 @@ def _trace_session(
         kv_type=kv_type,
     )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
-    report = report.model_copy(update={"energy": session_energy(report, power, cost.price)})
+    report = report.model_copy(
+        update={
+            "energy": session_energy(report, power, cost.price),
+            "prefill_error": typical_error(sysm, setup, "prefill"),
+            "decode_error": typical_error(sysm, setup, "decode"),
+        }
+    )
     tokens = max(p + o for p, _, o in calls)
     fit = system_fit([mdl], sysm, setup, system_gb, ctx=tokens, kv_type=kv_type, ubatch=ubatch)
     warnings = context_warnings([mdl], tokens, "a request")

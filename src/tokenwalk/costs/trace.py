@@ -329,6 +329,9 @@ class SessionReport(BaseModel):
     load_gbs: float
     load_from: str
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
+    # the error to expect of the prefill and decode times (tokenwalk.accuracy); one machine only
+    prefill_error: ExpectedError | None = None
+    decode_error: ExpectedError | None = None
 
 
 def session_report(

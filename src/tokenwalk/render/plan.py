@@ -23,7 +23,7 @@ from tokenwalk.render.layout import (
     note_lines,
 )
 from tokenwalk.render.safe import safe_markup, safe_text
-from tokenwalk.render.timing import error_range
+from tokenwalk.render.timing import error_note
 
 _VERDICT_STYLE = {
     "fits with room": "bold green",
@@ -292,13 +292,7 @@ def render_trace(r: TraceReport, console: Console) -> None:
         f"{human_bytes(r.decode_step_read_bytes)} in {seconds(r.decode_step_s)}",
     )
     # the typical error of each phase's estimate (tokenwalk prefill and decode say on what)
-    errors = [
-        f"{what} {error_range(e)}"
-        for what, e in (("prefill", r.prefill_error), ("decode", r.decode_error))
-        if e is not None
-    ]
-    note = "median error: " + ", ".join(errors) if errors else ""
-    s.add_row("whole request", seconds(r.total_s), note)
+    s.add_row("whole request", seconds(r.total_s), error_note(r.prefill_error, r.decode_error))
     s.add_row(
         "KV cache after the prompt",
         human_bytes(r.kv_stored_bytes),

@@ -8,6 +8,7 @@ from tokenwalk.costs.trace import SessionReport
 from tokenwalk.render.fmt import count, seconds
 from tokenwalk.render.layout import Facts, FitTable, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
+from tokenwalk.render.timing import error_note
 from tokenwalk.text.prompt import TokenCount
 
 
@@ -75,7 +76,9 @@ def render_session(r: SessionReport, console: Console) -> None:
         f"{count(r.cached_tokens)} reused from the cache, {count(r.computed_tokens)} prefilled",
     )
     s.add_row("tokens written", count(r.output_tokens), "")
-    s.add_row("busy", seconds(r.busy_s), "the calls themselves")
+    # the typical error of each phase's estimate (tokenwalk prefill and decode say on what)
+    errors = error_note(r.prefill_error, r.decode_error)
+    s.add_row("busy", seconds(r.busy_s), "the calls themselves" + (f"; {errors}" if errors else ""))
     s.add_row("", "", "at: start; new: prompt tokens prefilled; TTFT: to the first token")
     keep = (
         "the model stays loaded"

@@ -61,6 +61,16 @@ def error_range(e: ExpectedError) -> str:
     return "-".join(str(v) for v in sorted(ends)) + "%"
 
 
+def error_note(prefill: ExpectedError | None, decode: ExpectedError | None) -> str:
+    """'median error: prefill 4-26%, decode 3-16%' for the phases that have one, else ''."""
+    errors = [
+        f"{what} {error_range(e)}"
+        for what, e in (("prefill", prefill), ("decode", decode))
+        if e is not None
+    ]
+    return "median error: " + ", ".join(errors) if errors else ""
+
+
 def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
     """The typical error of an estimate and what it rests on: the median |error| of `phase`
     estimates on published runs of devices of its class never measured, and, for a machine
