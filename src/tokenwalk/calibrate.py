@@ -620,6 +620,9 @@ def read_llama_bench(path: str | Path) -> list[BenchRun]:
     return runs
 
 
+_MATCH_WITHIN = 0.15  # 4 |ln(params ratio)| + |ln(size ratio)| of the closest catalogue model
+
+
 def _match_catalogue(run: BenchRun) -> Model:
     """The catalogue model and preset a llama-bench run's file matches (name, then size)."""
     from tokenwalk.catalog import load_models
@@ -638,11 +641,13 @@ def _match_catalogue(run: BenchRun) -> Model:
             err = 0.0
             if run.model_n_params:
                 err += abs(math.log(m.params / run.model_n_params)) * 4
+                if err > _MATCH_WITHIN:  # a preset does not change the count: none of this model's
+                    break
             if run.model_size:
                 err += abs(math.log(m.tensor_bytes / run.model_size))
             if best is None or err < best[0]:
                 best = (err, m)
-    if best is None or best[0] > 0.15:
+    if best is None or best[0] > _MATCH_WITHIN:
         raise InputError(
             f"cannot match '{run.model_filename or run.model_type}' to a catalogue model; "
             "give the GGUF file with --model"

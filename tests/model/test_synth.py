@@ -145,3 +145,21 @@ def test_unbuildable_arch_needs_a_header() -> None:
     )  # fmt: skip
     with pytest.raises(UnknownArchitectureError, match="bert.*GGUF header"):
         synthesize_tensors(spec)
+
+
+def test_a_model_built_again_from_the_same_config_is_the_same_model():
+    """model_from_config keeps the models it built last: the same config, name, preset and
+    source give the same (frozen) model; any change in them builds another."""
+    from tokenwalk.catalog import find_model
+    from tokenwalk.model.resolve import model_from_config
+
+    cfg = dict(find_model("qwen3-0.6b").config)
+    first = model_from_config(cfg, "qwen3-0.6b", "q8_0")
+    assert model_from_config(dict(cfg), "qwen3-0.6b", "Q8_0") is first
+    assert model_from_config(cfg, "qwen3-0.6b", "Q4_K_M").quant == "Q4_K_M"
+    wider = model_from_config(cfg | {"num_hidden_layers": 30}, "qwen3-0.6b", "Q8_0")
+    assert wider is not first and len(wider.layers) == 30 != len(first.layers)
+    assert model_from_config(cfg, "other", "Q8_0").name == "other"
+    # a config that is not plain data is built, not remembered
+    odd = model_from_config(cfg | {"note": object()}, "qwen3-0.6b", "Q8_0")
+    assert odd is not first and odd.file_bytes == first.file_bytes

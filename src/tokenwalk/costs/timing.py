@@ -201,6 +201,7 @@ def cpu_matvec_kernels(tokens: int) -> bool:
     return tokens == 1
 
 
+@per_model
 def cpu_kernel_time(model: Model) -> float:
     """The time a CPU's prefill kernels take for this model's weight products, relative to Q4_K
     weights: CPU_KERNEL_TIME of each weight's type, averaged over the weights a token
@@ -209,6 +210,7 @@ def cpu_kernel_time(model: Model) -> float:
     return _mean_kernel_time(model, CPU_KERNEL_TIME, head=False)
 
 
+@per_model
 def cpu_matvec_time(model: Model) -> float:
     """The time a CPU's mat-vec kernels take for a decoding step's weight products, relative to
     Q4_K weights: CPU_MATVEC_TIME of each weight's type, averaged over the weights a token

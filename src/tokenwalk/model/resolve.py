@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,10 +48,33 @@ def estimate_header_bytes(n_vocab: int, n_tensors: int) -> int:
     return n_vocab * 37 + n_tensors * 80 + 16_384
 
 
+_BUILT: OrderedDict[str, Model] = OrderedDict()  # the models built last, by what they were built of
+_BUILT_MAX = 64
+
+
 def model_from_config(
     config: Mapping[str, Any], name: str, quant: str | None = None, source: str = "config"
 ) -> Model:
-    """Synthesise the tensor table llama.cpp would write for `config` at a quant preset."""
+    """Synthesise the tensor table llama.cpp would write for `config` at a quant preset.
+
+    A model is frozen and the same config always gives the same one, so the last models built
+    are kept: a sweep, `models` or `compare` asks for one catalogue model many times."""
+    try:
+        key = json.dumps([config, name, (quant or DEFAULT_QUANT).upper(), source], sort_keys=True)
+    except (TypeError, ValueError, RecursionError):  # not plain data: build it every time
+        return _build_from_config(config, name, quant, source)
+    if key in _BUILT:
+        _BUILT.move_to_end(key)
+        return _BUILT[key]
+    model = _BUILT[key] = _build_from_config(config, name, quant, source)
+    if len(_BUILT) > _BUILT_MAX:
+        _BUILT.popitem(last=False)
+    return model
+
+
+def _build_from_config(
+    config: Mapping[str, Any], name: str, quant: str | None, source: str
+) -> Model:
     from tokenwalk.model.hf import spec_from_config
     from tokenwalk.model.quant import assign_types
     from tokenwalk.model.synth import synthesize_tensors
