@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import os
+import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +24,66 @@ def _no_user_machine_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("tokenwalk.machine.user_machines_path", lambda: scratch)
         mp.delenv("TOKENWALK_MACHINES", raising=False)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_fit_per_input() -> Iterator[None]:
+    """A fit of the timing model's hierarchy takes seconds, and the same input always gives the
+    same fit: the suite fits the shipped data in five places (calibrate's table on two pages of
+    the docs, its JSON, two tests of calibrate). Each distinct input is fitted once and every
+    caller gets its own copy of that fit; a fit from a starting point is always run."""
+    import tokenwalk.calibrate
+    import tokenwalk.fit
+
+    real = tokenwalk.fit.fit_hierarchy
+    fits: dict[str, object] = {}
+
+    def remembered(design, train=None, **kw):  # noqa: ANN001, ANN202 - fit_hierarchy's own
+        if kw.get("start") is not None:
+            return real(design, train, **kw)
+        rows = [
+            (o.label, o.machine, o.phase, o.bandwidth_gbs, o.tflops, o.tokens, o.passes,
+             o.measured_tok_s, sorted(o.keys.items()))
+            for o in design.obs
+        ]  # fmt: skip
+        sigma = kw.get("sigma") or tokenwalk.fit.PRIOR_SIGMA
+        given = sorted((k, v) for k, v in kw.items() if k != "sigma")
+        mask = None if train is None else bytes(memoryview(train.astype(bool)))
+        key = hashlib.sha256(
+            pickle.dumps((rows, mask, sorted((k, list(v)) for k, v in sigma.items()), given))
+        ).hexdigest()
+        if key not in fits:
+            fits[key] = real(design, train, **kw)
+        return copy.deepcopy(fits[key])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tokenwalk.fit, "fit_hierarchy", remembered)
+        mp.setattr(tokenwalk.calibrate, "fit_hierarchy", remembered)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_click_command() -> Iterator[None]:
+    """Typer builds the click command of the whole app (every command's options, from their
+    signatures) at each call: once a process for a user, a thousand times in this suite. Built
+    once here for each setting of typer's own variables; click makes a new context for every
+    call, so no call sees another's state."""
+    import typer.main
+
+    real = typer.main.get_command
+    built: dict[tuple, tuple[object, object]] = {}
+
+    def once(typer_instance):  # noqa: ANN001, ANN202 - typer's own
+        # typer reads its own variables as it builds (shell detection for --show-completion)
+        env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("_TYPER")))
+        key = (id(typer_instance), env)
+        if key not in built:
+            built[key] = (typer_instance, real(typer_instance))
+        return built[key][1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(typer.main, "get_command", once)
         yield
 
 
