@@ -8,7 +8,9 @@ import os
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -39,7 +41,7 @@ def _one_fit_per_input() -> Iterator[None]:
     real = tokenwalk.fit.fit_hierarchy
     fits: dict[str, object] = {}
 
-    def remembered(design, train=None, **kw):  # noqa: ANN001, ANN202 - fit_hierarchy's own
+    def remembered(design: Any, train: Any = None, **kw: Any) -> Any:
         if kw.get("start") is not None:
             return real(design, train, **kw)
         rows = [
@@ -49,7 +51,7 @@ def _one_fit_per_input() -> Iterator[None]:
         ]  # fmt: skip
         sigma = kw.get("sigma") or tokenwalk.fit.PRIOR_SIGMA
         given = sorted((k, v) for k, v in kw.items() if k != "sigma")
-        mask = None if train is None else bytes(memoryview(train.astype(bool)))
+        mask = None if train is None else np.asarray(train, dtype=bool).tobytes()
         key = hashlib.sha256(
             pickle.dumps((rows, mask, sorted((k, list(v)) for k, v in sigma.items()), given))
         ).hexdigest()
@@ -74,7 +76,7 @@ def _one_click_command() -> Iterator[None]:
     real = typer.main.get_command
     built: dict[tuple, tuple[object, object]] = {}
 
-    def once(typer_instance):  # noqa: ANN001, ANN202 - typer's own
+    def once(typer_instance: Any) -> Any:
         # typer reads its own variables as it builds (shell detection for --show-completion)
         env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("_TYPER")))
         key = (id(typer_instance), env)
