@@ -96,6 +96,9 @@ def test_several_models_one_row_per_pair_models_first(capsys):
         ("qwen3-8b", "rtx-4090"),
     ]
     assert d["prompt_tokens"] == 4096 and d["output_tokens"] == 300 and d["ctx"] == 4396
+    # a,b as in every other list of models
+    listed = run_json(capsys, "compare", "qwen3-0.6b,qwen3-8b", "-m", "radeon-860m,rtx-4090")
+    assert [(r["model"], r["machine"]) for r in listed["rows"]] == pairs
 
 
 def test_a_machine_without_memory_size_has_no_verdict(capsys):

@@ -23,6 +23,7 @@ from tokenwalk.cli.checks import typical_error
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import system_options
 from tokenwalk.cli.output import output_options
+from tokenwalk.cli.sweep import model_items
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
@@ -93,7 +94,8 @@ def compare(
     models: Annotated[
         list[str],
         typer.Argument(
-            help="One or more models (any model argument), each compared on every machine.",
+            help="One or more models (any model argument; a,b or a b), each compared on every "
+            "machine.",
             show_default=False,
         ),
     ],
@@ -135,7 +137,8 @@ def compare(
     systems, notes = systems_of(system)
     per_kwh = cost.model_copy(update={"price_per_hour": None}).price
     per_hour = cost.model_copy(update={"kwh_price": None}).price
-    loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
+    refs = [item for ref in models for item in model_items(ref)]  # a,b as every model list
+    loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in refs]
     report = compare_report(
         loaded,
         systems,
