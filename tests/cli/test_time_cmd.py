@@ -112,6 +112,7 @@ def test_machines(capsys):
             "--cached",
         ),
         (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--ctx", "-1"], "--ctx"),
+        (["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "0"], "(at least 1 token)"),
         (["decode", "qwen3.6-35b-a3b", "--bandwidth", "0", "--tflops", "1"], "--bandwidth"),
         (["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--parallel", "-2"], "--parallel"),
         (

@@ -109,7 +109,9 @@ def prefill(
 
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:
-        raise InputError("give the prompt: --prompt N tokens, --prompt-file FILE or --chat FILE")
+        raise InputError(
+            "give the prompt: --prompt N (at least 1 token), --prompt-file FILE or --chat FILE"
+        )
     check_workload(prompt=max(prompt, 1), cached=cached, ubatch=ubatch)
     sysm, offload = on_system(system)
     if text:
