@@ -53,6 +53,7 @@ class Behaviour:
     drop_times: int = 0  # ... for this many requests, then behave (a huge number: always)
     error_5xx_times: int = 0  # answer 503 this many times first
     json_routes: dict[str, Any] = field(default_factory=dict)  # exact path -> JSON body
+    json_5xx_times: int = 0  # answer 503 this many times first on each JSON route
 
 
 class Site:
@@ -132,6 +133,11 @@ class Site:
         if b.delay_s:
             time.sleep(b.delay_s)
         if path in b.json_routes:
+            with self.lock:
+                busy = sum(x.path == path for x in self.seen) <= b.json_5xx_times
+            if busy:
+                self._reply(h, seen, 503, b"busy")
+                return
             body = json.dumps(b.json_routes[path]).encode()
             self._reply(h, seen, 200, body, {"Content-Type": "application/json"})
             return

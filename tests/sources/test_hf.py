@@ -127,3 +127,32 @@ def test_pick_does_not_confuse_neighbouring_quants():
     assert pick_files(files, "o/r", "Q4_K") == ["m-Q4_K.gguf"]
     assert pick_files(files, "o/r", "Q4_K_M") == ["m-Q4_K_M.gguf"]
     assert pick_files(files, "o/r", "Q4_K_XL") == ["m-UD-Q4_K_XL.gguf"]
+
+
+def test_a_busy_hub_is_retried_without_its_library_s_messages(hub, capsys, caplog):
+    """huggingface_hub retries a 503 and logs each retry on stderr; tokenwalk keeps stderr to
+    its own lines (`size hf://...` printed the library's retry message above its error)."""
+    hub_site, _ = hub
+    hub_site.behaviour.json_5xx_times = 1
+    r = load_headers(f"hf://{REPO}:Q8_0", http_options=FAST, progress=False)
+    assert r.headers[0].architecture == "qwen2"
+    tree = f"/api/models/{REPO}/tree/main"
+    assert sum(x.path == tree for x in hub_site.seen) == 2  # the 503, then the listing
+    assert capsys.readouterr().err == ""
+    # pytest takes log records before they reach stderr: none of the library's was made
+    assert not [x for x in caplog.records if x.name.startswith("huggingface_hub")]
+
+
+def test_the_default_endpoint_in_a_fresh_interpreter():
+    """huggingface_hub 1.x and later import their submodules lazily: the package has no
+    `constants` until something imported it (`tokenwalk size hf://...` was an internal error)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "HF_ENDPOINT"}
+    code = "from tokenwalk.sources.hf import endpoint; print(endpoint())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "https://huggingface.co"

@@ -11,9 +11,12 @@ the file whose name carries it, ``hf://org/repo:Q4_K_M``, and ``@revision`` afte
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tokenwalk.errors import SourceError
@@ -54,12 +57,29 @@ def _hub():  # noqa: ANN202
     return huggingface_hub
 
 
+@contextmanager
+def quiet_hub() -> Iterator[None]:
+    """huggingface_hub's own retry and warning messages silenced: what failed is the caller's
+    one line to say."""
+    logger = logging.getLogger("huggingface_hub")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def endpoint() -> str:
     """The Hub endpoint: ``$HF_ENDPOINT`` at call time, else huggingface_hub's default."""
     env = os.environ.get("HF_ENDPOINT")
     if env:
         return env.rstrip("/")
-    return _hub().constants.ENDPOINT.rstrip("/")
+    _hub()  # the install hint where it is missing
+    # the submodule by name: huggingface_hub 1.x and later import theirs lazily, and the
+    # package has no `constants` attribute until something imported it
+    constants = importlib.import_module("huggingface_hub.constants")
+    return str(constants.ENDPOINT).rstrip("/")
 
 
 def parse_hf_ref(ref: str, quant: str | None = None) -> HfRef:
@@ -162,8 +182,9 @@ def _list_files(ref: HfRef, token: str | None, base: str) -> list[str]:
             return list(cached)
         raise SourceError(f"HF_HUB_OFFLINE is set and hf://{ref.repo_id} was never listed")
     try:
-        api = hub.HfApi(endpoint=base)
-        files = api.list_repo_files(ref.repo_id, revision=ref.revision, token=token or False)
+        with quiet_hub():
+            api = hub.HfApi(endpoint=base)
+            files = api.list_repo_files(ref.repo_id, revision=ref.revision, token=token or False)
     except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many kinds; map them here
         status = getattr(getattr(exc, "response", None), "status_code", None)
         kind = type(exc).__name__

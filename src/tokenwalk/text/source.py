@@ -4,7 +4,6 @@ estimate that says it is one (see `tokenwalk.text.prompt`)."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import socket
@@ -64,6 +63,7 @@ def _hub_counter(repo: str) -> HubCounter | None:
         from tokenizers import Tokenizer
     except ImportError:
         return None
+    from tokenwalk.sources.hf import quiet_hub
 
     def fetch(name: str) -> str:
         try:  # the cache first: no request at all
@@ -71,13 +71,8 @@ def _hub_counter(repo: str) -> HubCounter | None:
         except Exception:
             if not _hub_reachable():
                 raise
-        logger = logging.getLogger("huggingface_hub")
-        level = logger.level
-        logger.setLevel(logging.CRITICAL)  # its retry messages are not ours to show
-        try:
+        with quiet_hub():  # its retry messages are not ours to show
             return hf_hub_download(repo, name, etag_timeout=5)
-        finally:
-            logger.setLevel(level)
 
     try:
         tok = Tokenizer.from_file(fetch("tokenizer.json"))
