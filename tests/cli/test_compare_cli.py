@@ -129,6 +129,14 @@ def test_csv_has_one_line_per_row_with_the_json_numbers(capsys):
     for r, j in zip(rows, d["rows"], strict=True):
         assert float(r["tok_s"]) == j["tok_s"] and int(r["free_bytes"]) == j["free_bytes"]
         assert int(r["prompt_tokens"]) == 2048
+        # the quoted errors as numbers, not as the JSON's objects written out
+        for phase in ("prefill", "decode"):
+            e = j[f"{phase}_error"]
+            assert r[f"{phase}_error_group"] == e["group"]
+            assert float(r[f"{phase}_error_pct"]) == e["cross_validated"]["median_pct"]
+            own = r[f"{phase}_error_in_sample_pct"]
+            assert (float(own) if own else None) == (e["in_sample"] or {}).get("median_pct")
+        assert not any("{" in v for v in r.values())
 
 
 @pytest.mark.parametrize(

@@ -145,8 +145,9 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
 def compare_rows(report: Any) -> list[dict[str, Any]]:
     """`compare`: one row per model and machine, the request's sizes in each; `models --fits`:
     one row per model, the machine and quant in each. The keys are the JSON's, the request's
-    energy and price (`energy.energy_wh`, `energy.cost`, ...) brought up into the row; lists
-    (a row's warnings) are left out, as the JSON has them."""
+    energy and price (`energy.energy_wh`, `energy.cost`, ...) and the median of its quoted
+    errors brought up into the row; lists (a row's warnings) are left out, as the JSON has
+    them."""
     if type(report).__name__ == "ModelsFitReport":
         head = {"machine": report.machine, "quant": report.quant, "kv_type": report.kv_type}
         return [{**head, **m.model_dump()} for m in report.models]
@@ -159,9 +160,23 @@ def compare_rows(report: Any) -> list[dict[str, Any]]:
     energy = ("power_w", "energy_wh", "cost", "currency")
     return [
         {
-            **r.model_dump(exclude={"warnings", "energy"}),
+            **r.model_dump(exclude={"warnings", "energy", "prefill_error", "decode_error"}),
+            **_error_cells("prefill", r.prefill_error),
+            **_error_cells("decode", r.decode_error),
             **{k: getattr(r.energy, k) for k in energy},
             **head,
         }
         for r in report.rows
     ]
+
+
+def _error_cells(phase: str, e: Any) -> dict[str, Cell]:
+    """A quoted typical error as cells: the group it is of, the median on devices of the group
+    never measured, and in sample where the machine's fit is its own (`tokenwalk.accuracy`)."""
+    return {
+        f"{phase}_error_group": e.group if e is not None else None,
+        f"{phase}_error_pct": e.cross_validated.median_pct if e is not None else None,
+        f"{phase}_error_in_sample_pct": (
+            e.in_sample.median_pct if e is not None and e.in_sample is not None else None
+        ),
+    }
