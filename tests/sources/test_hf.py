@@ -156,3 +156,22 @@ def test_the_default_endpoint_in_a_fresh_interpreter():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "https://huggingface.co"
+
+
+def test_an_hf_ref_in_a_fresh_process(hub, tmp_path):
+    """`tokenwalk size hf://...` as a user runs it: a new interpreter, where huggingface_hub
+    has imported nothing yet (the fixture above imports its constants in this one)."""
+    import json
+    import os
+    import subprocess
+
+    hub_site, _ = hub
+    env = os.environ | {
+        "HF_ENDPOINT": hub_site.base,
+        "HF_TOKEN_PATH": str(tmp_path / "no-token"),
+        "TOKENWALK_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    argv = [sys.executable, "-m", "tokenwalk", "size", f"hf://{REPO}:Q8_0", "--json"]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "tiny-GGUF:Q8_0" in json.loads(out.stdout)["model"]
