@@ -152,6 +152,25 @@ def test_spec_mtp(capsys):
     assert d["mtp"] and d["draft_step_s"] < d["target_step_s"]
 
 
+def test_spec_says_why_the_ninth_token_costs_so_much(capsys):
+    """A verify pass of 9 tokens is past llama.cpp's mat-vec kernels: on the laptop's iGPU the
+    matrix kernels take it far slower, and the view says so under the table; on an RTX 4090
+    the column hardly drops, and nothing is said."""
+    d = run_json(capsys, "spec", "qwen3.6-35b-a3b", "--mtp", *LAPTOP)
+    verify = {c["gamma"]: c["verify_s"] for c in d["table"]}
+    assert verify[8] > 5 * verify[7] and verify[4] == pytest.approx(d["verify_s"])
+    code, out, _ = run(capsys, "spec", "qwen3.6-35b-a3b", "--mtp", *LAPTOP)
+    assert code == 0
+    shown = " ".join(out.split())
+    assert "its verify pass of 9 tokens is past the 8 of llama.cpp's mat-vec kernels" in shown
+    assert "its experts see a token or two each" in shown
+    argv = ["spec", "qwen3-8b", "-d", "qwen3-0.6b", "-m", "rtx-4090"]
+    d = run_json(capsys, *argv)
+    verify = {c["gamma"]: c["verify_s"] for c in d["table"]}
+    assert verify[8] < 1.5 * verify[7]
+    assert "mat-vec" not in run(capsys, *argv)[1]
+
+
 @pytest.mark.parametrize(
     "argv, needle",
     [

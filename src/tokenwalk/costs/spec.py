@@ -165,6 +165,7 @@ class SpecCell(BaseModel):
     tokens_per_round: float
     tok_s: float
     speedup: float
+    verify_s: float  # the target's pass over the gamma + 1 tokens of a round
     best: bool = False
 
 
@@ -257,6 +258,7 @@ def spec_report(
                 tokens_per_round=tokens_per_round(a, g),
                 tok_s=tokens_per_round(a, g) / (g * t_draft + verifies[g]),
                 speedup=_speedup(a, g, t_draft, verifies[g], t_step),
+                verify_s=verifies[g],
             )
             for g in GAMMAS
         ]

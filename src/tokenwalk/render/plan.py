@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 from rich import box
@@ -13,7 +14,9 @@ from rich.text import Text
 
 from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
+from tokenwalk.costs.timing import MATVEC_MAX_BATCH
 from tokenwalk.costs.trace import TraceReport
+from tokenwalk.render.explain import NBSP
 from tokenwalk.render.fmt import capacity, count, human_bytes, pct, rate, seconds
 from tokenwalk.render.layout import (
     Facts,
@@ -366,4 +369,26 @@ def render_spec(r: SpecReport, console: Console) -> None:
                 style += " red"
             cells.append(Text(text + ("*" if c.best else ""), style=style.strip()))
         grid.add_row(f"{a:.1f}", *cells)
-    console.print(Group(head, "", grid))
+    parts: list = [head, "", grid]
+    jump = _matvec_jump(r)
+    if jump:  # wrapped here, so that a quantity never breaks between its number and unit
+        lines = textwrap.wrap(jump, max(console.width - 1, 20), break_on_hyphens=False)
+        parts += [Text(line.replace(NBSP, " "), style="dim") for line in lines]
+    console.print(Group(*parts))
+
+
+def _matvec_jump(r: SpecReport) -> str:
+    """Why a draft length's column drops, where it does: its verify pass is the first past
+    llama.cpp's mat-vec kernels, and on this machine the matrix kernels that take it are
+    much slower for so few tokens. '' where no column does."""
+    verify = {c.gamma: c.verify_s for c in r.table}
+    g = MATVEC_MAX_BATCH  # a round of g draft tokens verifies g + 1
+    if g not in verify or g - 1 not in verify or verify[g] < 1.5 * verify[g - 1]:
+        return ""
+    now, before = (seconds(verify[k]).replace(" ", NBSP) for k in (g, g - 1))
+    return (
+        f"Draft length {g}: its verify pass of {g + 1} tokens is past the {g} of llama.cpp's "
+        f"mat-vec kernels, and its matrix kernels take {now} for it on this machine, against "
+        f"{before} for {g} tokens"
+        + (" (its experts see a token or two each)." if r.experts_total else ".")
+    )
