@@ -101,6 +101,32 @@ def test_gated_file_says_how_to_authenticate(hub):
         load_headers(f"hf://{REPO}/tiny-Q8_0.gguf", http_options=FAST, progress=False)
 
 
+def test_an_unreachable_hub_is_said_at_once(hub, monkeypatch):
+    """A Hub that refuses connections is refused in one line before huggingface_hub is asked
+    (its own retries took half a minute), and the last listing seen is used where there is one."""
+    import socket
+
+    import huggingface_hub
+
+    hub_site, _ = hub
+    load_headers(f"hf://{REPO}", quant="Q8_0", http_options=FAST, progress=False)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("huggingface_hub was asked")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", never)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed}")
+    with pytest.raises(SourceError, match=r"cannot be reached \(.*refused"):
+        load_headers("hf://acme/never-listed-GGUF", http_options=FAST, progress=False)
+    monkeypatch.setenv("HF_ENDPOINT", hub_site.base)
+    hub_site.close()
+    r = load_headers(f"hf://{REPO}", quant="Q8_0", http_options=FAST, progress=False)
+    assert r.cached
+
+
 def test_unknown_repo(hub):
     with pytest.raises(SourceError, match="hf://acme/nothing"):
         load_headers("hf://acme/nothing", quant="Q4_K_M", http_options=FAST, progress=False)

@@ -15,9 +15,11 @@ import importlib
 import logging
 import os
 import re
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from tokenwalk.errors import SourceError
 from tokenwalk.sources import cache
@@ -68,6 +70,21 @@ def quiet_hub() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
+
+
+def unreachable(base: str, timeout_s: float = 5.0) -> str | None:
+    """Why the Hub at `base` cannot be reached (its name does not resolve, a connection is
+    refused or not answered within `timeout_s`), or None when a connection opens. Asked before
+    huggingface_hub's own requests, which retry a refused connection for half a minute."""
+    url = urlparse(base)
+    if not url.hostname:
+        return f"'{base}' names no host"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
 
 
 def endpoint() -> str:
@@ -181,6 +198,12 @@ def _list_files(ref: HfRef, token: str | None, base: str) -> list[str]:
         if cached is not None:
             return list(cached)
         raise SourceError(f"HF_HUB_OFFLINE is set and hf://{ref.repo_id} was never listed")
+    why = unreachable(base)
+    if why is not None:
+        cached = cache.load_json("hf-listing", name)
+        if cached is not None:  # offline: the last listing we saw
+            return list(cached)
+        raise SourceError(f"cannot list hf://{ref.repo_id}: {base} cannot be reached ({why})")
     try:
         with quiet_hub():
             api = hub.HfApi(endpoint=base)

@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlparse
 
 from tokenwalk.text.prompt import Counter, EstimateCounter, GgufCounter, HubCounter
 
@@ -98,17 +96,11 @@ def _hub_counter(repo: str) -> HubCounter | None:
 
 
 def _hub_reachable() -> bool:
-    """False when huggingface_hub is told to stay offline or the hub's name does not resolve
-    (no network): then there is nothing to wait for, and its retries are skipped."""
+    """False when huggingface_hub is told to stay offline or the Hub cannot be reached (no
+    network, a refused connection): then there is nothing to wait for, and its retries are
+    skipped."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
         return False
-    from tokenwalk.sources.hf import endpoint
+    from tokenwalk.sources.hf import endpoint, unreachable
 
-    host = urlparse(endpoint()).hostname
-    if not host:
-        return False
-    try:
-        socket.getaddrinfo(host, 443)
-    except OSError:
-        return False
-    return True
+    return unreachable(endpoint()) is None
