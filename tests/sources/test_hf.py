@@ -127,6 +127,25 @@ def test_an_unreachable_hub_is_said_at_once(hub, monkeypatch):
     assert r.cached
 
 
+def test_behind_a_proxy_the_hub_is_not_asked_directly(monkeypatch):
+    """With a proxy set, a direct connection failing says nothing about the Hub: the check
+    leaves it to the requests, which go through the proxy."""
+    import socket
+
+    from tokenwalk.sources.hf import unreachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    for var in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    assert "refused" in unreachable(closed)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert unreachable(closed) is None
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # bypassed: asked directly again
+    assert "refused" in unreachable(closed)
+
+
 def test_unknown_repo(hub):
     with pytest.raises(SourceError, match="hf://acme/nothing"):
         load_headers("hf://acme/nothing", quant="Q4_K_M", http_options=FAST, progress=False)

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import socket
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,11 +75,17 @@ def quiet_hub() -> Iterator[None]:
 
 def unreachable(base: str, timeout_s: float = 5.0) -> str | None:
     """Why the Hub at `base` cannot be reached (its name does not resolve, a connection is
-    refused or not answered within `timeout_s`), or None when a connection opens. Asked before
-    huggingface_hub's own requests, which retry a refused connection for half a minute."""
+    refused or not answered within `timeout_s`), or None when a connection opens or a proxy
+    is set for it. Asked before huggingface_hub's own requests, which retry a refused
+    connection for half a minute."""
     url = urlparse(base)
     if not url.hostname:
         return f"'{base}' names no host"
+    proxies = urllib.request.getproxies()
+    if (proxies.get(url.scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(
+        url.hostname
+    ):
+        return None  # through a proxy: a direct connection says nothing; the requests will
     port = url.port or (80 if url.scheme == "http" else 443)
     try:
         with socket.create_connection((url.hostname, port), timeout=timeout_s):
