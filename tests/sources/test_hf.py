@@ -146,6 +146,24 @@ def test_behind_a_proxy_the_hub_is_not_asked_directly(monkeypatch):
     assert "refused" in unreachable(closed)
 
 
+@pytest.mark.parametrize("var", ["TOKENWALK_OFFLINE", "HF_HUB_OFFLINE"])
+def test_offline_lists_from_the_cache_alone(hub, monkeypatch, var):
+    """Either variable keeps every request back, the listing's too (TOKENWALK_OFFLINE let
+    huggingface_hub list the repository)."""
+    import huggingface_hub
+
+    load_headers(f"hf://{REPO}", quant="Q8_0", http_options=FAST, progress=False)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("huggingface_hub was asked")
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", never)
+    monkeypatch.setenv(var, "1")
+    assert load_headers(f"hf://{REPO}", quant="Q8_0", http_options=FAST, progress=False).cached
+    with pytest.raises(SourceError, match="offline .* never listed"):
+        load_headers("hf://acme/never-listed-GGUF", http_options=FAST, progress=False)
+
+
 def test_unknown_repo(hub):
     with pytest.raises(SourceError, match="hf://acme/nothing"):
         load_headers("hf://acme/nothing", quant="Q4_K_M", http_options=FAST, progress=False)

@@ -118,13 +118,6 @@ def _load_local(ref: str, keep_tokens: bool) -> FetchResult:
     return FetchResult(ref=ref, headers=tuple(headers), fetched_bytes=total, locations=tuple(names))
 
 
-def _offline() -> bool:
-    return any(
-        os.environ.get(v, "").lower() in ("1", "true", "yes")
-        for v in ("TOKENWALK_OFFLINE", "HF_HUB_OFFLINE")
-    )
-
-
 def _fetch_remote(
     url: str,
     *,
@@ -139,7 +132,7 @@ def _fetch_remote(
     if not no_cache:
         entry = cache.load(url)
         requests = 0
-        if entry is not None and not _offline():
+        if entry is not None and not cache.offline():
             try:
                 info, requests = probe(url, auth_headers=auth_headers, options=options)
             except (NotFoundError, AuthError):

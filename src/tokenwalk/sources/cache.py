@@ -31,6 +31,14 @@ class CachedHeader:
     etag: str | None
 
 
+def offline() -> bool:
+    """`TOKENWALK_OFFLINE` or `HF_HUB_OFFLINE` set: no request is sent, what is cached answers."""
+    return any(
+        os.environ.get(v, "").lower() in ("1", "true", "yes", "on")
+        for v in ("TOKENWALK_OFFLINE", "HF_HUB_OFFLINE")
+    )
+
+
 def cache_dir() -> Path:
     """Where entries live: ``$TOKENWALK_CACHE_DIR`` or the platform's user cache directory."""
     env = os.environ.get("TOKENWALK_CACHE_DIR")

@@ -199,12 +199,14 @@ def pick_files(files: list[str], repo_id: str, quant: str | None) -> list[str]:
 def _list_files(ref: HfRef, token: str | None, base: str) -> list[str]:
     hub = _hub()
     name = f"{base}/{ref.repo_id}@{ref.revision}"
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
-    if offline:
+    if cache.offline():
         cached = cache.load_json("hf-listing", name)
         if cached is not None:
             return list(cached)
-        raise SourceError(f"HF_HUB_OFFLINE is set and hf://{ref.repo_id} was never listed")
+        raise SourceError(
+            f"offline (TOKENWALK_OFFLINE or HF_HUB_OFFLINE is set) and hf://{ref.repo_id} was "
+            "never listed"
+        )
     why = unreachable(base)
     if why is not None:
         cached = cache.load_json("hf-listing", name)

@@ -4,7 +4,6 @@ estimate that says it is one (see `tokenwalk.text.prompt`)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -96,11 +95,10 @@ def _hub_counter(repo: str) -> HubCounter | None:
 
 
 def _hub_reachable() -> bool:
-    """False when huggingface_hub is told to stay offline or the Hub cannot be reached (no
-    network, a refused connection): then there is nothing to wait for, and its retries are
-    skipped."""
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        return False
+    """False when tokenwalk or huggingface_hub is told to stay offline or the Hub cannot be
+    reached (no network, a refused connection): then there is nothing to wait for, and its
+    retries are skipped."""
+    from tokenwalk.sources.cache import offline
     from tokenwalk.sources.hf import endpoint, unreachable
 
-    return unreachable(endpoint()) is None
+    return not offline() and unreachable(endpoint()) is None
