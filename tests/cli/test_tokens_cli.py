@@ -65,8 +65,12 @@ def test_tokens_reads_stdin(capsys, monkeypatch, model: str) -> None:
     import sys
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Hello world")))
-    code, out, _ = run(capsys, "tokens", model, "-", "--json")
+    code, out, err = run(capsys, "tokens", model, "-", "--json")
     assert code == 0 and json.loads(out)["prompt_tokens"] == 2
+    assert "prompt: 2 tokens from stdin" in err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Hello")))
+    code, out, err = run(capsys, "tokens", model, "-", "--json")
+    assert json.loads(out)["prompt_tokens"] == 1 and "prompt: 1 token from stdin" in err
 
 
 def test_tokens_conversation_table(capsys, model: str, chat: str) -> None:

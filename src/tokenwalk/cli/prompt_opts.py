@@ -82,8 +82,10 @@ def count_text(
     if counted.input_kind == "chat":
         template = f", {counted.template_tokens:,} of them the template's"
     how = "" if counted.counted_with == "estimate" else "counted with "
+    n = counted.prompt_tokens
     note(
-        f"prompt: {counted.prompt_tokens:,} tokens from {where}{template}, {how}{counted.tokenizer}"
+        f"prompt: {n:,} token{'' if n == 1 else 's'} from {where}{template}, "
+        f"{how}{counted.tokenizer}"
     )
     return counted
 
