@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from tokenwalk.accuracy import (
     CLASS_MIN_ROWS,
@@ -16,7 +15,7 @@ from tokenwalk.accuracy import (
     expected_error,
     fit_fingerprint,
 )
-from tokenwalk.cli import app
+from tokenwalk.cli import main
 from tokenwalk.errors import SpecError
 from tokenwalk.machine import resolve_machine
 
@@ -93,49 +92,47 @@ def test_a_class_of_few_rows_quotes_all_rows():
         assert kind != "all"
 
 
-def test_decode_and_prefill_quote_it(tmp_path):
-    runner = CliRunner()
-    out = runner.invoke(app, ["prefill", "qwen3-8b", "-m", "h200", "--prompt", "4k"])
-    assert out.exit_code == 0, out.output
-    shown = " ".join(out.output.split())
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[str, str]:
+    """A command's stdout and stderr, apart (as every click version keeps them)."""
+    assert main(list(argv)) == 0
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_decode_and_prefill_quote_it(capsys):
+    out, _ = _run(capsys, "prefill", "qwen3-8b", "-m", "h200", "--prompt", "4k")
+    shown = " ".join(out.split())
     assert "typical error" in shown and "datacenter devices never measured" in shown
-    out = runner.invoke(app, ["decode", "qwen3-8b", "-m", "h200", "--json"])
-    quoted = json.loads(out.stdout)["expected_error"]
-    assert quoted["group"] == "datacenter" and quoted["in_sample"] is None
-    out = runner.invoke(app, ["trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json"])
-    trace = json.loads(out.stdout)
+    quoted = json.loads(_run(capsys, "decode", "qwen3-8b", "-m", "h200", "--json")[0])
+    assert quoted["expected_error"]["group"] == "datacenter"
+    assert quoted["expected_error"]["in_sample"] is None
+    out, _ = _run(capsys, "trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json")
+    trace = json.loads(out)
     assert trace["prefill_error"]["group"] == trace["decode_error"]["group"] == "datacenter"
-    out = runner.invoke(
-        app,
-        ["compare", "qwen3.6-35b-a3b", "-m", "radeon-890m,rtx-5080", "--cpu-moe", "--json"],
-    )
-    rows = {r["machine"]: r for r in json.loads(out.stdout)["rows"]}
+    argv = ["compare", "qwen3.6-35b-a3b", "-m", "radeon-890m,rtx-5080", "--cpu-moe", "--json"]
+    rows = {r["machine"]: r for r in json.loads(_run(capsys, *argv)[0])["rows"]}
     assert rows["radeon-890m"]["prefill_error"]["group"] == "igpu"
     assert rows["rtx-5080"]["decode_error"] is None  # the experts in the host's RAM
     # a model split over a card and its host has no quoted error
-    out = runner.invoke(app, ["decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json"])
-    assert json.loads(out.stdout)["expected_error"] is None
+    out, _ = _run(capsys, "decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json")
+    assert json.loads(out)["expected_error"] is None
 
 
-def test_a_conversation_quotes_it(tmp_path):
+def test_a_conversation_quotes_it(capsys, monkeypatch):
     """`trace --chat` of several calls quotes the error of both phases, as one call's trace does;
     none where the model is split over the card and its host."""
-    runner = CliRunner()
     chat = ["trace", "qwen3-0.6b", "--chat", "docs/examples/clinical-chat.json"]
     argv = [*chat, "-m", "h200"]
-    out = runner.invoke(app, [*argv, "--json"])
-    assert out.exit_code == 0, out.output
-    session = json.loads(out.stdout)
+    session = json.loads(_run(capsys, *argv, "--json")[0])
     assert len(session["calls"]) == 3
     assert session["prefill_error"]["group"] == session["decode_error"]["group"] == "datacenter"
-    out = runner.invoke(app, argv, env={"COLUMNS": "120"})
-    shown = " ".join(out.output.split())
+    monkeypatch.setenv("COLUMNS", "120")
+    shown = " ".join(_run(capsys, *argv)[0].split())
     quoted = accuracy_data().cross_validated
     prefill = round(quoted["prefill"]["datacenter"].median_pct)
     decode = round(quoted["decode"]["datacenter"].median_pct)
     assert f"median error: prefill {prefill}%, decode {decode}%" in shown
-    out = runner.invoke(app, [*chat, "-m", "rtx-4090", "--gpu-layers", "10", "--json"])
-    split = json.loads(out.stdout)
+    split = json.loads(_run(capsys, *chat, "-m", "rtx-4090", "--gpu-layers", "10", "--json")[0])
     assert split["prefill_error"] is None and split["decode_error"] is None
 
 
