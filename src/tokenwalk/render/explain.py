@@ -25,6 +25,7 @@ from rich.text import Text
 
 from tokenwalk.costs.timing import cpu_matvec_kernels
 from tokenwalk.render.fmt import (
+    NBSP,
     human_bytes,
     kernel_times,
     params,
@@ -72,7 +73,6 @@ __all__ = [
     "explain_machine_fit",
 ]
 
-NBSP = "\u00a0"  # joins a number to its unit: a line never breaks inside a quantity
 _OPERATORS = {"+", "-", "x", "/", "=", "·", "<=", ">=", "<", ">"}
 
 

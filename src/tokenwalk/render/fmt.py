@@ -12,6 +12,7 @@ import math
 from tokenwalk.numbers import capacity, count, duration, size
 
 __all__ = [
+    "NBSP",
     "size",
     "capacity",
     "duration",
@@ -25,6 +26,8 @@ __all__ = [
     "rate",
     "pct",
 ]
+
+NBSP = "\u00a0"  # joins a number to its unit: a line never breaks inside a quantity
 
 human_bytes = size
 """Bytes in decimal units: 20,480 B -> '20.5 KB', 2.17e10 -> '21.7 GB' (`numbers.size`)."""

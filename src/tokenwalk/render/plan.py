@@ -16,8 +16,7 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH
 from tokenwalk.costs.trace import TraceReport
-from tokenwalk.render.explain import NBSP
-from tokenwalk.render.fmt import capacity, count, human_bytes, pct, rate, seconds
+from tokenwalk.render.fmt import NBSP, capacity, count, human_bytes, pct, rate, seconds
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
@@ -377,13 +376,16 @@ def render_spec(r: SpecReport, console: Console) -> None:
     console.print(Group(*parts))
 
 
+_JUMP = 1.5  # a 9-token verify pass this many times the 8-token one's is worth a note
+
+
 def _matvec_jump(r: SpecReport) -> str:
     """Why a draft length's column drops, where it does: its verify pass is the first past
     llama.cpp's mat-vec kernels, and on this machine the matrix kernels that take it are
     much slower for so few tokens. '' where no column does."""
     verify = {c.gamma: c.verify_s for c in r.table}
     g = MATVEC_MAX_BATCH  # a round of g draft tokens verifies g + 1
-    if g not in verify or g - 1 not in verify or verify[g] < 1.5 * verify[g - 1]:
+    if g not in verify or g - 1 not in verify or verify[g] < _JUMP * verify[g - 1]:
         return ""
     now, before = (seconds(verify[k]).replace(" ", NBSP) for k in (g, g - 1))
     return (

@@ -33,6 +33,7 @@ __all__ = [
     "render_prefill",
     "fit_line",
     "error_line",
+    "error_note",
     "error_range",
     "split_view",
     "rpc_lines",
