@@ -30,6 +30,15 @@ def _no_user_machine_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _scratch_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Compiled catalogues and fetched headers go to a scratch directory, not to the cache of
+    whoever runs the suite (tests that swap the shipped data would replace its entries)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TOKENWALK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _one_fit_per_input() -> Iterator[None]:
     """A fit of the timing model's hierarchy takes seconds, and the same input always gives the
     same fit: the suite fits the shipped data in five places (calibrate's table on two pages of

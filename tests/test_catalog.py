@@ -7,6 +7,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -364,3 +365,90 @@ def test_kv_types_are_ggml_type_names(bench_dir: Path) -> None:
     load_benchmarks.cache_clear()
     with pytest.raises(SpecError, match="kv_type 'q8_0/f16' is not a ggml type name"):
         load_benchmarks()
+
+
+# -- the compiled catalogues ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache directory of the test's own; the directory of compiled catalogues in it."""
+    monkeypatch.setenv("TOKENWALK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "catalogue"
+
+
+def test_compiled_catalogue_is_the_yaml(compiled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    shipped = yaml.safe_load((REPO / "data" / "machines.yaml").read_text(encoding="utf-8"))
+    assert catalog.read_data("machines.yaml") == shipped
+    [made] = compiled.glob("machines-*.bin")
+
+    def no_parse(data: bytes, path: Path) -> None:
+        raise AssertionError(f"{path} parsed again")
+
+    monkeypatch.setattr(catalog, "_parse_yaml", no_parse)
+    assert catalog.read_data("machines.yaml") == shipped  # from the compiled file alone
+    assert list(compiled.glob("machines-*.bin")) == [made]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda blob: blob[: len(blob) // 2],  # cut short
+        lambda blob: blob[:-1] + bytes([blob[-1] ^ 1]),  # one bit of the body flipped
+        lambda blob: b"not a compiled catalogue",
+        lambda blob: b"",
+    ],
+)
+def test_damaged_compiled_file_is_parsed_again(compiled: Path, damage: Any) -> None:
+    shipped = catalog.read_data("timing.yaml")
+    [made] = compiled.glob("timing-*.bin")
+    good = made.read_bytes()
+    made.write_bytes(damage(good))
+    assert catalog.read_data("timing.yaml") == shipped
+    assert made.read_bytes() == good  # rewritten
+
+
+def test_edited_catalogue_never_meets_its_old_compiled_form(compiled: Path, data_dir: Path) -> None:
+    _write(
+        data_dir, "- {slug: a, name: A, source: s, config: {model_type: llama}}\n", "models.yaml"
+    )
+    assert [m.slug for m in load_models()] == ["a"]
+    load_models.cache_clear()
+    _write(
+        data_dir, "- {slug: b, name: B, source: s, config: {model_type: llama}}\n", "models.yaml"
+    )
+    assert [m.slug for m in load_models()] == ["b"]
+    assert len(list(compiled.glob("models-*.bin"))) == 1  # the old form is gone
+
+
+def test_unwritable_cache_directory_only_means_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("TOKENWALK_CACHE_DIR", str(blocked))
+    first = catalog.read_data("accuracy.yaml")
+    assert catalog.read_data("accuracy.yaml") == first
+    assert blocked.read_text() == "not a directory"
+
+
+@pytest.mark.skipif(not getattr(__import__("yaml"), "__with_libyaml__", False), reason="no libyaml")
+def test_catalogues_are_parsed_by_libyaml(
+    compiled: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    class PurePython(yaml.SafeLoader):
+        def __init__(self, stream: Any) -> None:
+            raise AssertionError("the pure-Python loader was used")
+
+    monkeypatch.setattr(yaml, "SafeLoader", PurePython)
+    _write(
+        data_dir, "- {slug: a, name: A, source: s, config: {model_type: llama}}\n", "models.yaml"
+    )
+    assert [m.slug for m in load_models()] == ["a"]
+    _write(data_dir, "- [unclosed\n", "timing.yaml")
+    with pytest.raises(SpecError, match=r"timing\.yaml: line 2: not valid YAML"):
+        catalog.read_data("timing.yaml")

@@ -80,11 +80,12 @@ def fit_fingerprint(timing_yaml: str) -> str:
 @functools.cache
 def accuracy_data(path: Path | None = None) -> AccuracyData:
     """`data/accuracy.yaml` (or `path`), checked."""
-    from tokenwalk.catalog import data_path, read_yaml
+    from tokenwalk.catalog import data_path, read_data, read_yaml
 
+    raw = read_yaml(path) if path else read_data("accuracy.yaml")
     path = path or data_path("accuracy.yaml")
     try:
-        return AccuracyData.model_validate(read_yaml(path))
+        return AccuracyData.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import yaml
-from gguf.constants import GGMLQuantizationType
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 
 from tokenwalk.errors import SpecError, UnknownNameError
+from tokenwalk.gguf.constants import GGMLQuantizationType
 
 __all__ = [
     "MachineKind",
@@ -35,6 +39,7 @@ __all__ = [
     "BACKENDS",
     "data_path",
     "read_yaml",
+    "read_data",
     "load_models",
     "load_machines",
     "load_benchmarks",
@@ -274,13 +279,24 @@ def data_path(name: str) -> Path:
 def read_yaml(path: Path) -> Any:
     """The YAML document in `path` (safe loader: data only); bad input is a `SpecError`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not a text file (expected YAML)") from None
+        return _parse_yaml(path.read_bytes(), path)
     except OSError as exc:
         raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _parse_yaml(data: bytes, path: Path, *, libyaml: bool = False) -> Any:
+    """`data` parsed by PyYAML's safe loader; with `libyaml`, by its C version where PyYAML has
+    it: ten times faster on the shipped catalogues, the same documents, but other messages (and
+    limits) on broken or hostile input, so files from users keep the pure-Python loader."""
+    import yaml
+
     try:
-        return yaml.safe_load(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not a text file (expected YAML)") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if libyaml else yaml.SafeLoader
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}:" if mark is not None else ""
@@ -288,9 +304,94 @@ def read_yaml(path: Path) -> Any:
         raise SpecError(f"{path}:{where} not valid YAML ({problem})") from None
 
 
-def _read_list(path: Path) -> list[Any]:
-    """The YAML list in `path`; any other shape or a syntax error is a `SpecError`."""
-    raw = read_yaml(path)
+# -- the compiled catalogues ------------------------------------------------------------------
+# Parsing the shipped YAML is most of a command's work; its parsed form is kept in the user
+# cache directory, in a file named after the YAML's SHA-256, so an edited or upgraded catalogue
+# never meets an old entry. A compiled file starts with the SHA-256 of its body, checked on
+# every read: a damaged file is parsed again and rewritten, an unwritable directory only means
+# parsing every time.
+
+_COMPILED_MAGIC = b"tokenwalk-catalogue-1\n"
+# marshal's format belongs to one Python version: part of each file's name
+_COMPILED_TAG = f"py{sys.version_info[0]}{sys.version_info[1]}-m{marshal.version}"
+
+
+def compiled_dir() -> Path:
+    """Where compiled catalogues live: `catalogue/` in `$TOKENWALK_CACHE_DIR` or the platform's
+    user cache directory."""
+    env = os.environ.get("TOKENWALK_CACHE_DIR")
+    if env:
+        return Path(env) / "catalogue"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("tokenwalk")) / "catalogue"
+
+
+def read_data(name: str) -> Any:
+    """The YAML document of the shipped data file `name` (`data_path`), from its compiled form
+    when one matches the file's bytes, else parsed (and compiled for the next call)."""
+    path = data_path(name)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    digest = hashlib.sha256(data).hexdigest()
+    stem = f"{Path(name).stem}-{_COMPILED_TAG}-"
+    try:
+        directory = compiled_dir()
+        compiled = directory / f"{stem}{digest[:32]}.bin"
+    except Exception:  # no cache directory can be named here: parse
+        return _parse_yaml(data, path, libyaml=True)
+    found = _read_compiled(compiled)
+    if found is not _MISSING:
+        return found
+    document = _parse_yaml(data, path, libyaml=True)
+    _write_compiled(compiled, document, stem)
+    return document
+
+
+_MISSING = object()
+
+
+def _read_compiled(compiled: Path) -> Any:
+    """The document in a compiled file, or `_MISSING` if it is absent or damaged."""
+    try:
+        blob = compiled.read_bytes()
+    except OSError:
+        return _MISSING
+    head = len(_COMPILED_MAGIC)
+    body = blob[head + 32 :]
+    if blob[:head] != _COMPILED_MAGIC or blob[head : head + 32] != hashlib.sha256(body).digest():
+        return _MISSING
+    try:
+        return marshal.loads(body)
+    except Exception:  # a body that hashes right but does not load: treat as damaged
+        return _MISSING
+
+
+def _write_compiled(compiled: Path, document: Any, stem: str) -> None:
+    """Store `document` compiled, atomically, and drop the older compiled forms of the same
+    file; any failure (a read-only or full disk, a value marshal cannot hold) is ignored."""
+    try:
+        body = marshal.dumps(document)
+        compiled.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=compiled.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_COMPILED_MAGIC + hashlib.sha256(body).digest() + body)
+            os.replace(tmp, compiled)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        for old in compiled.parent.glob(f"{stem}*.bin"):
+            if old != compiled:
+                old.unlink(missing_ok=True)
+    except Exception:
+        pass
+
+
+def _read_list(path: Path, raw: Any) -> list[Any]:
+    """The YAML list `raw` read from `path`; any other shape is a `SpecError`."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -341,8 +442,11 @@ def _validate(cls: type[_E], raw: Any, path: Path, index: int) -> _E:
         raise _spec_error(path, label, exc) from None
 
 
-def _load(cls: type[_E], path: Path) -> tuple[_E, ...]:
-    return tuple(_validate(cls, raw, path, i) for i, raw in enumerate(_read_list(path)))
+def _load(cls: type[_E], name: str) -> tuple[_E, ...]:
+    """The entries of the shipped file `name`, validated."""
+    path = data_path(name)
+    raw = _read_list(path, read_data(name))
+    return tuple(_validate(cls, entry, path, i) for i, entry in enumerate(raw))
 
 
 def _check_unique(entries: Iterable[ModelEntry | MachineEntry], path: Path) -> None:
@@ -363,17 +467,15 @@ def _check_unique(entries: Iterable[ModelEntry | MachineEntry], path: Path) -> N
 @functools.lru_cache(maxsize=1)
 def load_models() -> tuple[ModelEntry, ...]:
     """Every model of the shipped catalogue, validated."""
-    path = data_path(_MODELS_FILE)
-    entries = _load(ModelEntry, path)
-    _check_unique(entries, path)
+    entries = _load(ModelEntry, _MODELS_FILE)
+    _check_unique(entries, data_path(_MODELS_FILE))
     return entries
 
 
 @functools.lru_cache(maxsize=1)
 def _catalogue_machines() -> tuple[MachineEntry, ...]:
-    path = data_path(_MACHINES_FILE)
-    entries = _load(MachineEntry, path)
-    _check_unique(entries, path)
+    entries = _load(MachineEntry, _MACHINES_FILE)
+    _check_unique(entries, data_path(_MACHINES_FILE))
     return entries
 
 
@@ -385,7 +487,7 @@ def _merge_machine_file(machines: dict[str, MachineEntry], path: Path) -> None:
     as a whole.
     """
     by_name = {n.lower(): slug for slug, m in machines.items() for n in (slug, *m.aliases)}
-    for i, raw in enumerate(_read_list(path)):
+    for i, raw in enumerate(_read_list(path, read_yaml(path))):
         label = _entry_label(raw, i)
         if not isinstance(raw, Mapping):
             raise SpecError(f"{path}: {label}: expected a mapping of keys, got {_kind(raw)}")
@@ -419,7 +521,7 @@ def load_machines(extra_files: Sequence[Path] = ()) -> tuple[MachineEntry, ...]:
 def load_benchmarks() -> tuple[BenchmarkEntry, ...]:
     """Every published measurement; each names a catalogue machine and model."""
     path = data_path(_BENCHMARKS_FILE)
-    entries = _load(BenchmarkEntry, path)
+    entries = _load(BenchmarkEntry, _BENCHMARKS_FILE)
     models = {m.slug for m in load_models()}
     machines = {m.slug for m in _catalogue_machines()}
     for i, b in enumerate(entries):
@@ -451,7 +553,7 @@ class GraphNodes(BaseModel):
 def load_graph_nodes() -> dict[str, GraphNodes]:
     """slug -> its measured graph nodes (data/graph_nodes.yaml)."""
     path = data_path("graph_nodes.yaml")
-    raw = read_yaml(path)
+    raw = read_data("graph_nodes.yaml")
     models = raw.get("models") if isinstance(raw, dict) else None
     if not isinstance(models, dict):
         raise SpecError(f"{path}: expected a 'models:' mapping of slug to its graph nodes")

@@ -264,9 +264,9 @@ def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
 @functools.lru_cache(maxsize=4)
 def timing_defaults(path: str | None = None) -> TimingDefaults:
     """Load `data/timing.yaml` (or `path`)."""
-    from tokenwalk.catalog import data_path, read_yaml
+    from tokenwalk.catalog import read_data, read_yaml
 
-    raw = read_yaml(Path(path) if path else data_path("timing.yaml")) or {}
+    raw = (read_yaml(Path(path)) if path else read_data("timing.yaml")) or {}
     if not isinstance(raw, dict):
         raise SpecError(f"{path or 'data/timing.yaml'}: expected a mapping of fitted values")
     return TimingDefaults(
