@@ -88,7 +88,8 @@ def _one_click_command() -> Iterator[None]:
     def once(typer_instance: Any) -> Any:
         # typer reads its own variables as it builds (shell detection for --show-completion)
         env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("_TYPER")))
-        key = (id(typer_instance), env)
+        # commands are registered as they are first run: a new one means a new build
+        key = (id(typer_instance), len(typer_instance.registered_commands), env)
         if key not in built:
             built[key] = (typer_instance, real(typer_instance))
         return built[key][1]

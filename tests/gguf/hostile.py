@@ -220,8 +220,9 @@ def _click_command():  # noqa: ANN202
     if _CLICK is None:
         import typer.main
 
-        import tokenwalk.cli  # registers the commands
+        import tokenwalk.cli
 
+        tokenwalk.cli.load_commands()
         _CLICK = typer.main.get_command(tokenwalk.cli.app)
     return _CLICK
 

@@ -1,17 +1,8 @@
-"""Command-line interface: parse -> resolve -> compute -> render; no arithmetic here."""
+"""Command-line interface: parse -> resolve -> compute -> render; no arithmetic here.
 
-from tokenwalk.cli import (  # noqa: F401  (command registration)
-    compare_cmd,
-    machines_cmd,
-    models_cmd,
-    plan_cmd,
-    probe_cmd,
-    size_cmd,
-    time_cmd,
-    tokens_cmd,
-)
-from tokenwalk.cli.app import _add_exit_codes, app, main, run
+The commands are registered on demand: `main` imports the module of the command it runs, and
+`load_commands()` registers all of them (for `app` used on its own)."""
 
-_add_exit_codes()  # every command registered: each --help gets its exit codes
+from tokenwalk.cli.app import app, load_commands, main, run
 
-__all__ = ["app", "main", "run"]
+__all__ = ["app", "load_commands", "main", "run"]

@@ -135,6 +135,47 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The module of each command. `main` imports only the module of the command it runs, so that a
+# command loads only what it uses (`tokenwalk kv` never what `compare` needs).
+COMMAND_MODULES: dict[str, str] = {
+    "size": "size_cmd",
+    "kv": "size_cmd",
+    "models": "models_cmd",
+    "machines": "machines_cmd",
+    "decode": "time_cmd",
+    "prefill": "time_cmd",
+    "budget": "plan_cmd",
+    "trace": "plan_cmd",
+    "spec": "plan_cmd",
+    "compare": "compare_cmd",
+    "tokens": "tokens_cmd",
+    "probe": "probe_cmd",
+    "calibrate": "machines_cmd",
+}
+
+
+def load_commands(command: str | None = None) -> None:
+    """Register `command` (its module's commands), or every command when `command` is None or
+    not a command's name (the app's --help, a misspelt name that click suggests a name for)."""
+    import importlib
+
+    if command in COMMAND_MODULES:
+        modules = [COMMAND_MODULES[command]]
+    else:
+        modules = sorted(set(COMMAND_MODULES.values()))
+    for module in modules:
+        importlib.import_module(f"tokenwalk.cli.{module}")
+    _add_exit_codes()
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command an argument list runs: its first word that is not an option (the options
+    before a command take no value); None for shell completion, which may complete any."""
+    if os.environ.get("_TOKENWALK_COMPLETE"):
+        return None
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def exit_codes(command: str) -> str:
     """The epilog of a command's --help: what its exit codes mean."""
     one = EXIT_ONE.get(command, "1 is not used")
@@ -424,9 +465,7 @@ def _add_exit_codes() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: a `TokenwalkError` or a usage error becomes one line on stderr and
     exit code 2; a closed pipe exits 0 (see `exit_codes`)."""
-    import tokenwalk.cli  # noqa: F401  (registers the commands)
-
-    _add_exit_codes()
+    load_commands(_command_of(sys.argv[1:] if argv is None else argv))
     try:
         # one name however it is started (python -m tokenwalk too): the usage lines say it, and
         # shell completion asks through $_TOKENWALK_COMPLETE
