@@ -175,3 +175,37 @@ def test_a_larger_micro_batch_on_a_moe_warns(capsys, argv, warned):
     assert bool(said) is warned
     if warned:
         assert "qwen3.6-35b-a3b" in said[0] and "too short" in said[0]
+
+
+@pytest.mark.parametrize("machine", ["radeon-860m", "rtx-4090", "rtx-3090+rtx-3060"])
+def test_decode_curve_is_computed_only_where_shown(capsys, monkeypatch, machine):
+    """The speed at other contexts (`by_context`) is in --json and on --chart, not in the
+    table or --csv: those runs never work it out (a sweep of 1,000 runs did, 30 s of it)."""
+    import tokenwalk.costs.split
+    import tokenwalk.costs.timing
+
+    real = tokenwalk.costs.timing.decode_by_context, tokenwalk.costs.split.context_points
+    asked: list[str] = []
+
+    def counted(fn):
+        def wrapper(*a, **kw):
+            asked.append(fn.__name__)
+            return fn(*a, **kw)
+
+        return wrapper
+
+    monkeypatch.setattr(tokenwalk.costs.timing, "decode_by_context", counted(real[0]))
+    monkeypatch.setattr(tokenwalk.costs.split, "context_points", counted(real[1]))
+    argv = ["decode", "llama-3-8b", "-m", machine, "--ctx", "4k"]
+    for shown in ([], ["--csv"], ["--ctx", "1k,2k"]):
+        assert main([*argv, *shown]) == 0
+    assert asked == []
+    capsys.readouterr()
+    r = run_json(capsys, *argv)
+    assert asked and len(r["by_context"]) > 5
+    assert any(
+        p["ctx"] == 4096 and p["tok_s"] == pytest.approx(r["tok_s"]) for p in r["by_context"]
+    )
+    asked.clear()
+    assert main([*argv, "--chart"]) == 0
+    assert asked

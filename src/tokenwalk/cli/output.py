@@ -52,6 +52,12 @@ class Output:
         return self.json or self.csv
 
     @property
+    def shows_curves(self) -> bool:
+        """The answer's series against the context (`by_context`) are printed: --json has
+        them, --chart draws them; a table and --csv do not."""
+        return self.json or self.chart
+
+    @property
     def record(self) -> bool:
         return self.svg is not None or self.html is not None
 

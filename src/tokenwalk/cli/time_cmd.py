@@ -54,6 +54,7 @@ def decode(
     """How fast a model writes: the bandwidth ceiling, the estimate, what a step reads, and
     how it compares with reading speed; on a card and its host, each device's part. Warns when
     the model and its KV do not fit."""
+    from tokenwalk.cli.output import current
     from tokenwalk.costs.compare import system_decode
     from tokenwalk.costs.energy import decode_energy
     from tokenwalk.costs.workload import check_workload, stream_warnings
@@ -63,7 +64,15 @@ def decode(
     mdl = load(model, quant, json=json, no_cache=no_cache).model
     warnings = stream_warnings([mdl], ctx, parallel)
     # each stream reads its own share of the context; the answer reports the total asked
-    report, setup = system_decode(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    report, setup = system_decode(
+        mdl,
+        sysm,
+        offload,
+        ctx=ctx,
+        kv_type=kv_type,
+        parallel=parallel,
+        curve=current().shows_curves,
+    )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(
         update={

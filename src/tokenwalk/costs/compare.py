@@ -165,20 +165,24 @@ def system_decode(
     ctx: int,
     kv_type: str = "f16",
     parallel: int = 1,
+    curve: bool = True,
 ) -> tuple[DecodeReport, Setup | None]:
     """`decode`'s answer for `model` on `system`: `parallel` streams sharing a context of `ctx`
     tokens, each reading its share (`tokens_per_stream`); the report states `ctx`, the total.
-    The placement comes back too (None on one pool of memory)."""
+    The placement comes back too (None on one pool of memory). `curve`: compute `by_context`
+    (`decode_report`)."""
     per_stream = tokens_per_stream(ctx, parallel)
     setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
     if setup is None:
         report = decode_report(
-            model, system.first, ctx=per_stream, kv_type=kv_type, parallel=parallel
+            model, system.first, ctx=per_stream, kv_type=kv_type, parallel=parallel, curve=curve
         )
     else:
         from tokenwalk.costs.split import split_decode_report
 
-        report = split_decode_report(setup, ctx=per_stream, kv_type=kv_type, parallel=parallel)
+        report = split_decode_report(
+            setup, ctx=per_stream, kv_type=kv_type, parallel=parallel, curve=curve
+        )
     return report.model_copy(update={"ctx": ctx}), setup
 
 
@@ -399,7 +403,7 @@ def compare_row(
     gives the typical error of its prefill and decode estimates (the cli's
     `typical_error`, which reads the shipped errors)."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
-    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
+    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type, curve=False)
     trace, setup = system_trace(
         model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
     )
@@ -551,7 +555,7 @@ def model_fit(
     if budget is None:
         raise InputError(f"machine '{system.slug}' has no memory size; give --memory GiB")
     c = budget.ctx
-    decode, _ = system_decode(model, system, offload, ctx=c, kv_type=kv_type)
+    decode, _ = system_decode(model, system, offload, ctx=c, kv_type=kv_type, curve=False)
     row = ModelFit(
         slug=slug,
         name=name,

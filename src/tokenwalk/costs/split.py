@@ -609,11 +609,14 @@ def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
 
 
 def split_decode_report(
-    setup: Setup, *, ctx: int = 0, kv_type: str = "f16", parallel: int = 1
+    setup: Setup, *, ctx: int = 0, kv_type: str = "f16", parallel: int = 1, curve: bool = True
 ) -> DecodeReport:
-    """A decoding step on the placed model: the parts of every device add."""
+    """A decoding step on the placed model: the parts of every device add; `curve` as in
+    `decode_report`."""
     if setup.one_card:
-        r = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
+        r = decode_report(
+            setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel, curve=curve
+        )
         whole = _whole(setup, r.weight_read_bytes, r.kv_read_bytes, r.flops_per_token * parallel)
         return _updated(
             r,
@@ -622,13 +625,15 @@ def split_decode_report(
             ),
         )
     sp = split_pass_time(setup, 1, ctx, kv_type=kv_type.lower(), streams=parallel)
-    base = decode_report(setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel)
+    base = decode_report(
+        setup.model, _card(setup), ctx=ctx, kv_type=kv_type, parallel=parallel, curve=False
+    )
     ceiling = _ceiling_tok_s(setup, sp) or base.ceiling_tok_s
     t = sp.time_s
-    curve = []
-    for c in context_points(ctx, setup.model.spec.n_ctx_train):
+    points = []
+    for c in context_points(ctx, setup.model.spec.n_ctx_train) if curve else ():
         at = split_pass_time(setup, 1, c, kv_type=kv_type.lower(), streams=parallel)
-        curve.append(
+        points.append(
             ContextPoint(ctx=c, tok_s=1.0 / at.time_s, ceiling_tok_s=_ceiling_tok_s(setup, at))
         )
     return _updated(
@@ -658,7 +663,7 @@ def split_decode_report(
             arithmetic_intensity=sp.flops / sp.bytes if sp.bytes else 0.0,
             reading_tok_s=READING_TOK_S,
             vs_reading=_vs_reading(1.0 / t),
-            by_context=curve,
+            by_context=points,
             split=_info(setup, sp, sp.gpu_share),
         ),
     )

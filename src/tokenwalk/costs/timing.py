@@ -907,8 +907,11 @@ def decode_report(
     ctx: int = 0,
     kv_type: str = "f16",
     parallel: int = 1,
+    curve: bool = True,
 ) -> DecodeReport:
-    """A decoding step of `parallel` streams at context `ctx`: ceiling, estimate, bytes."""
+    """A decoding step of `parallel` streams at context `ctx`: ceiling, estimate, bytes; with
+    `curve`, the same step at other contexts too (`by_context`, which --json and --chart show;
+    else left empty)."""
     if ctx < 0:
         raise InputError(f"--ctx must be 0 or more tokens, not {ctx}")
     if ctx > 1 << 30:
@@ -954,7 +957,9 @@ def decode_report(
             context_points(ctx, model.spec.n_ctx_train),
             kv_type=kv_type,
             parallel=parallel,
-        ),
+        )
+        if curve
+        else [],
     )
 
 
