@@ -345,10 +345,10 @@ def warn(message: str) -> None:
         if message in collected.warned:
             return
         collected.warned.add(message)
-    sys.stderr.write(f"tokenwalk: warning: {_line(message)}\n")
+    sys.stderr.write(f"tokenwalk: warning: {one_line(message)}\n")
 
 
-def _line(message: object) -> str:
+def one_line(message: object) -> str:
     """A message from data (a metadata value, a file name) made safe for one stderr line."""
     from tokenwalk.render.safe import MESSAGE_CHARS, visible
 
@@ -434,7 +434,7 @@ def _usage_error(exc: Any) -> int:
         exc.show()
         return 0
     # what the user typed is echoed: control characters are shown, never sent to the terminal
-    message = _line(" ".join(str(exc.format_message()).split()).rstrip("."))
+    message = one_line(" ".join(str(exc.format_message()).split()).rstrip("."))
     path = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "tokenwalk"
     sys.stderr.write(f"tokenwalk: error: {message} (see `{path} --help`)\n")
     return 2
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(rv, int):  # click returns the code of a typer.Exit in this mode
             return rv
     except TokenwalkError as exc:
-        sys.stderr.write(f"tokenwalk: error: {_line(exc)}\n")
+        sys.stderr.write(f"tokenwalk: error: {one_line(exc)}\n")
         return 2
     except typer.Exit as exc:
         return exc.exit_code
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TOKENWALK_DEBUG"):
             raise
         sys.stderr.write(
-            f"tokenwalk: internal error ({type(exc).__name__}: {_line(exc)}); "
+            f"tokenwalk: internal error ({type(exc).__name__}: {one_line(exc)}); "
             "set TOKENWALK_DEBUG=1 to see where\n"
         )
         return 2

@@ -365,9 +365,9 @@ def _calibrate_run(
 
     cmd = bench_command(exe, model_ref, threads)
     if not json:
-        from tokenwalk.cli.app import _line
+        from tokenwalk.cli.app import one_line
 
-        sys.stderr.write(f"tokenwalk: running {_line(' '.join(cmd))}\n")
+        sys.stderr.write(f"tokenwalk: running {one_line(' '.join(cmd))}\n")
     text = run_llama_bench(cmd)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "llama-bench.json"

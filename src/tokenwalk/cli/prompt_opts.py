@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tokenwalk.cli.app import _line, load
+from tokenwalk.cli.app import load, one_line
 from tokenwalk.errors import InputError
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ ChatOpt = Annotated[
 
 def note(message: str) -> None:
     """One informational line on stderr (what a count was made with)."""
-    sys.stderr.write(f"tokenwalk: {_line(message)}\n")
+    sys.stderr.write(f"tokenwalk: {one_line(message)}\n")
 
 
 def check_one_prompt(prompt: int | None, prompt_file: str | None, chat: str | None) -> bool:

@@ -53,6 +53,7 @@ __all__ = [
     "SHARED_MEMORY_KINDS",
     "default_system_bytes",
     "OLLAMA_KV_TYPES",
+    "runtime_settings",
     "MemoryFit",
     "memory_fit",
     "FitChecked",
@@ -293,7 +294,7 @@ def budget_report(
         else []
     )
     # the settings apply what fits: the context asked, or the largest that fits below it
-    settings = _settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
+    settings = runtime_settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
     if settings and kv_type not in OLLAMA_KV_TYPES:
         warnings.append(
             f"Ollama's OLLAMA_KV_CACHE_TYPE takes only {', '.join(OLLAMA_KV_TYPES)}: "
@@ -336,7 +337,7 @@ def budget_contexts(ctx: int, default_ctx: int, max_fit_ctx: int) -> list[int]:
     return sorted({*points, ctx, *([max_fit_ctx] if max_fit_ctx else [])})
 
 
-def _settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:
+def runtime_settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:
     """Runtime settings that reserve `ctx` tokens in all: Ollama's context is per request
     (its memory scales with OLLAMA_NUM_PARALLEL x OLLAMA_CONTEXT_LENGTH), llama.cpp's -c is the
     total of its -np streams. Ollama's settings only for the cache types Ollama takes."""

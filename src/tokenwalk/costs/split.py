@@ -19,10 +19,10 @@ from tokenwalk.costs.budget import (
     BudgetModel,
     BudgetReport,
     MemoryFit,
-    _settings,
     budget_contexts,
     default_system_bytes,
     loaded_weight_bytes,
+    runtime_settings,
 )
 from tokenwalk.costs.kv import cache_by_context, kv_bytes, state_bytes
 from tokenwalk.costs.offload import (
@@ -45,7 +45,7 @@ from tokenwalk.costs.timing import (
     PrefillReport,
     RpcLink,
     SplitInfo,
-    _vs_reading,
+    compared_with_reading,
     compute_fit,
     context_points,
     decode_report,
@@ -397,7 +397,7 @@ def split_budget_report(
             if all(d.fits for d in devs):
                 hints.append(f"--quant {preset} fits as placed ({_memory_split(devs)})")
                 break
-    settings = _settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
+    settings = runtime_settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
     flags = " ".join(dict.fromkeys(s.placement.flags for s in setups))
     if settings:
         settings["llama.cpp"] += " " + flags
@@ -662,7 +662,7 @@ def split_decode_report(
             bandwidth_used_gbs=sp.bytes / t / 1e9,
             arithmetic_intensity=sp.flops / sp.bytes if sp.bytes else 0.0,
             reading_tok_s=READING_TOK_S,
-            vs_reading=_vs_reading(1.0 / t),
+            vs_reading=compared_with_reading(1.0 / t),
             by_context=points,
             split=_info(setup, sp, sp.gpu_share),
         ),

@@ -53,6 +53,7 @@ from tokenwalk.units import Bytes
 
 __all__ = [
     "READING_TOK_S",
+    "compared_with_reading",
     "RECURRENT_LAYER_OVERHEAD",
     "DEFAULT_UBATCH",
     "PassWork",
@@ -891,7 +892,8 @@ class DecodeReport(_OnMachine):
     expected_error: ExpectedError | None = None
 
 
-def _vs_reading(tok_s: float) -> str:
+def compared_with_reading(tok_s: float) -> str:
+    """How a writing speed compares with reading speed (`READING_TOK_S`)."""
     lo, hi = READING_TOK_S
     if tok_s > hi:
         return "faster than reading"
@@ -950,7 +952,7 @@ def decode_report(
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
         reading_tok_s=READING_TOK_S,
-        vs_reading=_vs_reading(1.0 / cost.time_s),
+        vs_reading=compared_with_reading(1.0 / cost.time_s),
         by_context=decode_by_context(
             model,
             machine,

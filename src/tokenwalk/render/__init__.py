@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["render"]
+__all__ = ["render", "snake_case"]
 
 # result type -> (module, function) of its view; imported only when a table is asked for
 _VIEWS = {
@@ -27,7 +27,7 @@ _VIEWS = {
 }
 
 
-def _snake(name: str) -> str:
+def snake_case(name: str) -> str:
     """SizeReport -> size_report: the suffix of a report's explain_ and chart_ functions."""
     import re
 
@@ -37,7 +37,7 @@ def _snake(name: str) -> str:
 def _extra(kind: str, report: Any) -> Any:
     """The `explain_*` or `chart_*` function of a report type, or None where it has none."""
     module = import_module(f"tokenwalk.render.{'explain' if kind == 'explain' else 'charts'}")
-    return getattr(module, f"{kind}_{_snake(type(report).__name__)}", None)
+    return getattr(module, f"{kind}_{snake_case(type(report).__name__)}", None)
 
 
 def render(report: Any, console: Console, *, explain: bool = False, chart: bool = False) -> None:

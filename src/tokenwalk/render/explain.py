@@ -1413,14 +1413,14 @@ def explain_machine_fit(r: MachineFit, console: Console) -> None:
 def explain_sweep_report(r: Any, console: Console) -> None:
     """A sweep's rows are single runs: the first and the last run explained, each as its own
     command's --explain explains it."""
-    from tokenwalk.render import _snake
+    from tokenwalk.render import snake_case
 
     runs = list(r.runs)
     if not runs:
         return
     picked = runs if len(runs) <= 2 else [runs[0], runs[-1]]
     for i, run in enumerate(picked):
-        fn = globals().get(f"explain_{_snake(type(run).__name__)}")
+        fn = globals().get(f"explain_{snake_case(type(run).__name__)}")
         if fn is None:
             continue
         row = r.rows[runs.index(run)] if len(r.rows) == len(runs) else None
