@@ -66,6 +66,26 @@ class LlamaShape:
     rope_base: float = 1e4
 
 
+def llama_shape(name: str) -> LlamaShape:
+    """The shape of catalogue model `name`, which must be of the llama architecture with the
+    same heads and feed-forward width in every layer."""
+    from tokenwalk.model.resolve import load_model
+
+    spec = load_model(name).model.spec
+    if spec.arch != "llama" or len(set(spec.n_ff)) > 1 or len(set(spec.n_head_kv)) > 1:
+        raise SystemExit(f"{name}: not a uniform llama-architecture model")
+    return LlamaShape(
+        n_embd=spec.n_embd,
+        n_ff=spec.n_ff[0],
+        n_layer=spec.n_layer,
+        n_vocab=spec.n_vocab,
+        n_head=spec.n_head[0],
+        n_head_kv=spec.n_head_kv[0],
+        head_dim=spec.head_k,
+        tied=spec.tied_embeddings,
+    )
+
+
 KERNEL_SHAPE = LlamaShape(n_embd=1024, n_ff=2816, n_layer=8, n_vocab=32000, n_head=16, n_head_kv=4)
 
 
@@ -153,8 +173,6 @@ def quantized(bin_dir: Path, base: Path, qtype: str) -> Path:
 
 def measure_dram(bin_dir: Path, out: Path, types: list[str], append: bool = False) -> None:
     """The --dram measurement: decoding steps of DRAM_MODEL's shape in every type (module doc)."""
-    from zero_weights_model import llama_shape
-
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "F16.gguf"
         write_model(base, llama_shape(DRAM_MODEL))

@@ -26,27 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cpu_kernels import LlamaShape, write_model
-
-from tokenwalk.model.resolve import load_model
-
-
-def llama_shape(name: str) -> LlamaShape:
-    """The shape of catalogue model `name`, which must be of the llama architecture with the
-    same heads and feed-forward width in every layer."""
-    spec = load_model(name).model.spec
-    if spec.arch != "llama" or len(set(spec.n_ff)) > 1 or len(set(spec.n_head_kv)) > 1:
-        raise SystemExit(f"{name}: not a uniform llama-architecture model")
-    return LlamaShape(
-        n_embd=spec.n_embd,
-        n_ff=spec.n_ff[0],
-        n_layer=spec.n_layer,
-        n_vocab=spec.n_vocab,
-        n_head=spec.n_head[0],
-        n_head_kv=spec.n_head_kv[0],
-        head_dim=spec.head_k,
-        tied=spec.tied_embeddings,
-    )
+from cpu_kernels import llama_shape, write_model
 
 
 def main() -> int:

@@ -65,8 +65,7 @@ def test_a_model_of_zeros_has_the_catalogue_models_shape(name: str, tmp_path: Pa
     import sys
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from cpu_kernels import write_model
-    from zero_weights_model import llama_shape
+    from cpu_kernels import llama_shape, write_model
 
     from tokenwalk.model.resolve import load_model
 

@@ -220,7 +220,8 @@ def trace(
     stored, the first token, the decode steps with the context growing, the end. A --chat
     conversation of several calls is traced call by call, each reusing the prefix cache the
     previous one left. Warns when the model and the request's KV do not fit."""
-    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
+    from tokenwalk.costs.split import ubatch_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:
@@ -318,7 +319,8 @@ def _trace_session(
     session (`costs.compare.system_session`)."""
     from tokenwalk.costs.compare import system_session
     from tokenwalk.costs.energy import session_energy
-    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
+    from tokenwalk.costs.split import ubatch_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
     calls = [(c.prompt_tokens, c.cached_tokens, c.output_tokens or output) for c in counted.calls]
     for p, c, o in calls:

@@ -114,7 +114,8 @@ def prefill(
     prompt's KV do not fit."""
     from tokenwalk.costs.compare import system_prefill
     from tokenwalk.costs.energy import prefill_energy
-    from tokenwalk.costs.workload import check_workload, context_warnings, ubatch_warnings
+    from tokenwalk.costs.split import ubatch_warnings
+    from tokenwalk.costs.workload import check_workload, context_warnings
 
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:

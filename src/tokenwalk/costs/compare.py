@@ -40,7 +40,6 @@ from tokenwalk.costs.workload import (
     context_warnings,
     default_context,
     tokens_per_stream,
-    ubatch_warnings,
 )
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
@@ -411,6 +410,8 @@ def compare_row(
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)
     # what budget would say about a runtime's own default context is its business, not this
     warnings = context_warnings([model], ctx, "a request")
+    from tokenwalk.costs.split import ubatch_warnings
+
     warnings += ubatch_warnings([model], ubatch, prompt, system, setup)
     if budget is None:
         warnings.append(f"machine '{system.slug}' has no memory size: whether it fits is unknown")

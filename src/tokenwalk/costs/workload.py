@@ -18,8 +18,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 
 if TYPE_CHECKING:
-    from tokenwalk.costs.split import Setup
-    from tokenwalk.system import System
+    pass
 
 __all__ = [
     "MAX_TOKENS",
@@ -35,7 +34,6 @@ __all__ = [
     "tokens_per_stream",
     "check_workload",
     "context_warnings",
-    "ubatch_warnings",
 ]
 
 MAX_TOKENS = 1 << 30  # a billion tokens: beyond any model's context
@@ -143,33 +141,6 @@ def context_warnings(models: Iterable[Model], tokens: int, what: str = "context"
         f"{m.spec.n_ctx_train:,} tokens (llama.cpp runs it; the model was not trained that far)"
         for m in models
         if m.spec.n_ctx_train and tokens > m.spec.n_ctx_train
-    ]
-
-
-def ubatch_warnings(
-    models: Iterable[Model], ubatch: int, tokens: int, system: System, setup: Setup | None
-) -> list[str]:
-    """One warning per mixture-of-experts model whose prefill of `tokens` (computed, not
-    cached) is timed in chunks of more than llama.cpp's 512 on GPUs that hold all of it
-    (`setup`: its placement on a card and a host, None on one pool). Of six published sweeps,
-    four gained 8 to 29% from two to four times the micro-batch where the timing model's row
-    term gives 41 to 152% (Qwen3.5-35B-A3B on an RTX 4090 and an MI100, Qwen3-30B-A3B on a
-    Radeon PRO W7800 and an RTX 4080), gpt-oss-20b on an RTX 4090 lost 19% (the model: +19%),
-    and Gemma 4 26B-A4B on an RTX 3090 gained 49% (the model: 34%); docs/prefill.md. A CPU's
-    experts have no row term; with weights in the host's RAM a larger micro-batch also
-    spreads their copy to the card over more tokens, which no sweep has measured apart."""
-    from tokenwalk.costs.timing import DEFAULT_UBATCH
-
-    if min(ubatch, tokens) <= DEFAULT_UBATCH or system.devices[0].backend == "cpu":
-        return []
-    if setup is not None and not setup.placement.all_on_gpu:
-        return []
-    return [
-        f"{m.name}: published sweeps of mixtures of experts on GPUs mostly gained less from a "
-        f"micro-batch of {ubatch:,} over {DEFAULT_UBATCH} than this estimate does: its prefill "
-        "time may be too short (docs/prefill.md)"
-        for m in models
-        if m.is_moe
     ]
 
 
