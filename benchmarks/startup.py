@@ -5,7 +5,8 @@ A command's wall time is mostly start-up: the interpreter, the imports, the cata
 any Typer and Rich program pays is `python -c "import typer, rich.table"`; each command is timed
 as a ratio to that floor, measured in one run: every round runs the floor and each command once,
 in turn, so a load that comes and goes on a shared machine weighs on all of them alike. The
-median of the rounds is reported.
+median of the rounds is reported, and beside it the median CPU time (user + system) of each run
+as a ratio to the floor's, which a busy machine disturbs less than the wall time.
 
 Commands (catalogue names, and a GGUF header cut from a real file in tests/fixtures):
 
@@ -15,7 +16,9 @@ Commands (catalogue names, and a GGUF header cut from a real file in tests/fixtu
   decode    tokenwalk decode llama-3-8b -m rtx-4090
   prefill   tokenwalk prefill llama-3-8b -m rtx-4090 --prompt 4k
 
-and a sweep of 1,000 decode runs (`--ctx` given 1,000 values), timed once per round.
+and a sweep of 1,000 decode runs (`--ctx` given 1,000 values), timed in the first three
+rounds. A reference row, "typer app", times the least a Typer command with options that prints
+a Rich table costs (typer 0.2x imports pydantic to convert options, which the floor does not).
 
 Targets (issue 31): every command <= 2.5x the floor; the sweep under 10 s. The exit code is 1
 when a target is missed.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,6 +42,25 @@ HEADER = ROOT / "tests" / "fixtures" / "gemma-3-270m-q4_k_m.header.gguf"
 TW = [sys.executable, "-m", "tokenwalk"]
 
 FLOOR = [sys.executable, "-c", "import typer, rich.table"]
+# Not a target, a reference: the least a Typer command with options that prints a Rich table
+# costs. Typer 0.2x builds a pydantic TypeAdapter for each option, so it imports pydantic,
+# which the floor does not.
+TYPER_APP = """
+from typing import Annotated
+import typer
+app = typer.Typer()
+@app.callback()
+def options() -> None: pass
+@app.command()
+def kv(model: str, ctx: Annotated[int, typer.Option()] = 0, json: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    table = Table("model", "ctx")
+    table.add_row(model, str(ctx))
+    Console().print(table)
+app(["kv", "llama-3-8b", "--ctx", "8192"], standalone_mode=False)
+"""
+APP = [sys.executable, "-c", TYPER_APP]
 COMMANDS: dict[str, list[str]] = {
     "kv": [*TW, "kv", "llama-3-8b", "--ctx", "8k"],
     "size": [*TW, "size", "llama-3-8b"],
@@ -56,16 +79,20 @@ SWEEP_TARGET_S = 10.0
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def wall(argv: list[str]) -> float:
-    """Seconds from start to exit of one run; its output is thrown away, a failure is fatal."""
+def timed(argv: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run from start to exit; its output is thrown away, a failure
+    is fatal."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=ENV
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"{' '.join(argv[:8])}: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
-    return elapsed
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, cpu
 
 
 def main() -> int:
@@ -76,24 +103,33 @@ def main() -> int:
     rounds = max(1, args.rounds)
 
     # warm the disk cache, the bytecode and the compiled catalogues
-    for argv in (FLOOR, *COMMANDS.values()):
-        wall(argv)
-    times: dict[str, list[float]] = {"floor": [], **{k: [] for k in COMMANDS}}
+    for argv in (FLOOR, APP, *COMMANDS.values()):
+        timed(argv)
+    times: dict[str, list[float]] = {"floor": [], "typer app": [], **{k: [] for k in COMMANDS}}
+    cpus: dict[str, list[float]] = {k: [] for k in times}
     sweep_times: list[float] = []
     for i in range(rounds):
-        names = ["floor", *COMMANDS]
+        names = list(times)
         # rotate the order so that no command always runs right after the same one
         shift = i % len(names)
         for name in names[shift:] + names[:shift]:
-            times[name].append(wall(FLOOR if name == "floor" else COMMANDS[name]))
+            elapsed, cpu = timed({"floor": FLOOR, "typer app": APP, **COMMANDS}[name])
+            times[name].append(elapsed)
+            cpus[name].append(cpu)
         if not args.no_sweep and i < 3:
-            sweep_times.append(wall(SWEEP))
+            sweep_times.append(timed(SWEEP)[0])
 
     floor = statistics.median(times["floor"])
+    floor_cpu = statistics.median(cpus["floor"])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{rounds} rounds, alternating; load average {load:.2f}; Python {sys.version.split()[0]}")
-    print(f"{'command':<10} {'median s':>9} {'ratio':>6}  target <= {RATIO_TARGET}x")
-    print(f"{'floor':<10} {floor:>9.3f} {1:>6.2f}  python -c 'import typer, rich.table'")
+    print(
+        f"{'command':<10} {'median s':>9} {'ratio':>6} {'cpu ratio':>9}  target <= {RATIO_TARGET}x"
+    )
+    print(f"{'floor':<10} {floor:>9.3f} {1:>6.2f} {1:>9.2f}  python -c 'import typer, rich.table'")
+    app = statistics.median(times["typer app"])
+    app_cpu = statistics.median(cpus["typer app"]) / floor_cpu
+    print(f"{'typer app':<10} {app:>9.3f} {app / floor:>6.2f} {app_cpu:>9.2f}  (a reference)")
     missed = False
     for name in COMMANDS:
         median = statistics.median(times[name])
@@ -101,7 +137,10 @@ def main() -> int:
         over = ratio > RATIO_TARGET
         missed |= over
         shown = " ".join(COMMANDS[name][3:])
-        print(f"{name:<10} {median:>9.3f} {ratio:>6.2f}  {'OVER ' if over else ''}{shown}")
+        cpu = statistics.median(cpus[name]) / floor_cpu
+        print(
+            f"{name:<10} {median:>9.3f} {ratio:>6.2f} {cpu:>9.2f}  {'OVER ' if over else ''}{shown}"
+        )
     if sweep_times:
         median = statistics.median(sweep_times)
         over = median > SWEEP_TARGET_S

@@ -15,9 +15,7 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -265,10 +263,11 @@ _E = TypeVar("_E", bound=BaseModel)
 
 def data_path(name: str) -> Path:
     """Path of a shipped data file: package data in a wheel, `data/` in a source checkout."""
-    packaged = resources.files("tokenwalk").joinpath("data").joinpath(name)
+    package = Path(__file__).resolve().parent  # a folder: the package is never run zipped
+    packaged = package / "data" / name
     if packaged.is_file():
-        return Path(str(packaged))
-    source_tree = Path(__file__).resolve().parents[2] / "data" / name
+        return packaged
+    source_tree = package.parents[1] / "data" / name
     if source_tree.is_file():
         return source_tree
     raise SpecError(
@@ -375,6 +374,8 @@ def _write_compiled(compiled: Path, document: Any, stem: str) -> None:
     try:
         body = marshal.dumps(document)
         compiled.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=compiled.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:
