@@ -811,12 +811,13 @@ class SplitInfo(BaseModel):
     system: str
     host: str  # where the host comes from
     link: str
-    placement: str  # llama.cpp flags
+    placement: str  # llama.cpp flags, as pasted into a shell
     split: str  # "41%/59% CPU/GPU"
     gpu_share: float  # share of the weights read per step that sit on a GPU
     parts: list[DevicePart]
     rpc: RpcLink | None = None  # cards in another box: the network's terms (costs.offload)
     host_fit: Efficiency | None = None  # the host's efficiencies, where its CPU computes a part
+    placement_note: str = ""  # what the -ot overrides keep where, in words ("" without any)
 
 
 # -- decode -----------------------------------------------------------------------------------

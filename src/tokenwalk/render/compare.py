@@ -179,7 +179,9 @@ def render_compare(r: CompareReport, console: Console) -> None:
     for x in r.rows:
         if x.placement and x.placement != "-ngl all":
             who = x.machine if one_model else f"{x.model} on {x.machine}"
-            _note(console, f"{who}: {x.placement}, weights {x.split}")
+            # the flags a user copies: one line, folded by the terminal, never by the view
+            line = f"{who}: weights {x.split}; llama.cpp {x.placement}"
+            console.print(safe_text(line, style="dim", limit=None), soft_wrap=True)
     _note(console, "Power: " + "; ".join(dict.fromkeys(_power(x) for x in r.rows)) + ".")
     errors = dict.fromkeys(
         f"{x.machine} {error_range(x.decode_error)} and {error_range(x.prefill_error)}"

@@ -24,6 +24,7 @@ __all__ = [
     "note_lines",
     "Facts",
     "FitTable",
+    "Whole",
 ]
 
 NOTE_MIN = 36  # a notes column at least this wide is never squeezed
@@ -101,6 +102,32 @@ def note_lines(notes: Sequence[tuple[int, str]], width: int, tail: Sequence[str]
     if line:
         lines.append(line)
     return lines
+
+
+class Whole:
+    """Lines a user copies (a llama.cpp command line), each printed whole on one line however
+    narrow the terminal: the terminal folds it, so that a copy pastes one line. Printed with
+    `console.print(..., crop=False)`, since Rich crops what is wider than the console."""
+
+    def __init__(
+        self, rows: Sequence[tuple[str, str]], *, indent: int = 1, key_width: int = 0
+    ) -> None:
+        self.rows = list(rows)
+        self.indent = indent
+        self.key_width = key_width  # the labels of the table above, to line up with
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable:
+        from rich.segment import Segment
+
+        from tokenwalk.render.safe import safe_text
+
+        w = max((len(k) for k, _ in self.rows), default=self.key_width)
+        w = max(w, self.key_width)
+        for key, value in self.rows:
+            yield Segment(" " * self.indent)
+            yield Segment(f"{key:<{w}}  ", console.get_style("bold"))
+            yield from safe_text(value, limit=None).render(console)
+            yield Segment.line()
 
 
 def _text(cell: RenderableType, style: str = "") -> Text:

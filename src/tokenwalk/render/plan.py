@@ -20,6 +20,7 @@ from tokenwalk.render.fmt import NBSP, capacity, count, human_bytes, pct, rate, 
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
+    Whole,
     left_out_note,
     marker,
     note_lines,
@@ -68,7 +69,6 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     verdict = Text(r.verdict, style=_VERDICT_STYLE[r.verdict])
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
     summary.add_column(overflow="fold")
     summary.add_row("verdict", verdict)
     if r.gpu_limit_bytes is not None:
@@ -84,12 +84,25 @@ def render_budget(r: BudgetReport, console: Console) -> None:
             "at the model's full context",
             f"{count(r.default_ctx)} tokens would hold {human_bytes(r.default_cache_bytes)} of KV",
         )
-    for k, v in r.settings.items():
-        summary.add_row(safe_text(k), safe_text(v, limit=None))
-    for hint in r.hints:
-        summary.add_row("try", safe_text(hint, limit=None))
-    console.print(Group(t, "", summary))
+    whole = _settings_rows(r, summary) + [("try", hint) for hint in r.hints]
+    console.print(Group(t, "", summary, Whole(whole, key_width=_label_width(summary))), crop=False)
     console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
+
+
+def _label_width(summary: Table) -> int:
+    return max((len(str(c)) for c in summary.columns[0].cells), default=0)
+
+
+def _settings_rows(r: BudgetReport, summary: Table) -> list[tuple[str, str]]:
+    """The settings into `summary`, but for llama.cpp's command lines: those come back, to be
+    printed whole (`Whole`), where a copy takes them in one piece."""
+    lines = []
+    for k, v in r.settings.items():
+        if k.startswith("llama.cpp"):
+            lines.append((k, v))
+        else:
+            summary.add_row(safe_text(k), safe_text(v, limit=None))
+    return lines
 
 
 def _render_devices(r: BudgetReport, console: Console) -> None:
@@ -125,10 +138,11 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     dropped = t.fill(rows, console.width, ("buffers", "of", "holds"), left=("device", "holds"))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
     summary.add_column(overflow="fold")
     summary.add_row("verdict", Text(r.verdict, style=_VERDICT_STYLE[r.verdict]))
-    summary.add_row("placement", safe_text(f"{r.split}  ({r.placement})", limit=None))
+    summary.add_row(
+        "placement", safe_text(f"{r.split}: {r.placement_note}" if r.placement_note else r.split)
+    )
     summary.add_row(
         "capacity",
         "; ".join(f"{safe_markup(d.device)} {capacity(d.capacity_bytes)}" for d in r.devices),
@@ -138,12 +152,15 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     summary.add_row(
         "largest context that fits", count(r.max_fit_ctx) + " tokens" if r.max_fit_ctx else "none"
     )
-    for k, v in r.settings.items():
-        summary.add_row(safe_text(k), safe_text(v, limit=None))
-    for hint in r.hints:
-        summary.add_row("try" if "fits" in hint else "short", safe_text(hint, limit=None))
+    whole = _settings_rows(r, summary) or [("flags", r.placement)]
+    for hint in r.hints:  # what would fit ends with its flags, to be copied whole
+        if "fits" in hint:
+            whole.append(("try", hint))
+        else:
+            summary.add_row("short", safe_text(hint, limit=None))
     left_out = [left_out_note(dropped, console.width)] if dropped else []
-    console.print(Group(t, *left_out, "", summary))
+    whole_rows = Whole(whole, key_width=_label_width(summary))
+    console.print(Group(t, *left_out, "", summary, whole_rows), crop=False)
     console.print(
         "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
     )

@@ -25,7 +25,7 @@ from tokenwalk.render.fmt import (
     rows,
     seconds,
 )
-from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
+from tokenwalk.render.layout import Facts, FitTable, Whole, marker, note_lines
 from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = [
@@ -212,7 +212,7 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     parts: list = [Text(title, style="italic"), reads, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "a step", console.width)]
-    console.print(Group(*parts))
+    console.print(Group(*parts), crop=False)  # llama.cpp's flags whole (`Whole`)
 
 
 def rpc_lines(r: RpcLink, what: str) -> list[tuple[str, str]]:
@@ -239,12 +239,7 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     Each device's note (what bounds it, what its time is) stands beside its row where the
     whole table fits `width` columns, else under the table, marked ¹ ² ..."""
     head = _summary()
-    _kv(
-        head,
-        "placement",
-        safe_markup(sp.split),
-        safe_markup(sp.placement, limit=None) or "-ngl all",
-    )
+    _kv(head, "placement", safe_markup(sp.split), safe_markup(sp.placement_note))
     if sp.host:
         _kv(head, "host", "", safe_markup(sp.host))
     if sp.host_fit is not None:  # under the host: its CPU's efficiencies
@@ -254,8 +249,9 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     if sp.rpc is not None:
         for key, line in rpc_lines(sp.rpc, what):
             _kv(head, key, "", safe_markup(line))
+    flags = Whole([("llama.cpp", sp.placement or "-ngl all")], indent=0)
     if len(sp.parts) < 2:
-        return Group(head)
+        return Group(head, flags)
     total = sum(p.time_s for p in sp.parts) or 1.0
     rows = []
     for p in sp.parts:
@@ -286,7 +282,7 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
         cells = [Text(r["device"] + marks.get(i, "")), r["weights"], r["KV read"], r["time"]]
         t.add_row(*cells, *([Text(r["note"])] if beside else []))
     under = [Text(line, style="dim") for line in note_lines(notes, width - 1)]
-    return Group(head, t, *under)
+    return Group(head, flags, t, *under)
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
@@ -361,4 +357,4 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
                 style="dim",
             ),
         ]
-    console.print(Group(*parts))
+    console.print(Group(*parts), crop=False)  # llama.cpp's flags whole (`Whole`)
