@@ -284,6 +284,10 @@ def resolve_system(spec: SystemSpec) -> System:
     _check_link(spec.host_bandwidth, "--host-bandwidth")
     if spec.rpc_latency_ms is not None and not (0 <= spec.rpc_latency_ms <= 10_000):
         raise InputError(f"--rpc-latency-ms must be in [0, 10,000] ms, not {spec.rpc_latency_ms:g}")
+    if spec.system_gb is not None and not spec.system_gb <= 1e6:
+        raise InputError(
+            f"--system-gb must be at most 1,000,000 GB (a machine's memory), not {spec.system_gb:g}"
+        )
     if spec.host_memory is not None and not (0 < spec.host_memory <= 1e6):
         raise InputError(
             f"--host-memory must be a positive number of GiB, not {spec.host_memory:g}"

@@ -124,6 +124,13 @@ def test_usage_errors_are_one_line_exit_2(capsys, argv, needle):
     assert not out
 
 
+@pytest.mark.parametrize("command", ["budget", "decode", "compare"])
+def test_an_absurd_system_size_is_refused_not_an_internal_error(capsys, command):
+    code, _, err = run(capsys, command, "llama-3-8b", "-m", "rtx-4090", "--system-gb", "1e308")
+    assert code == 2 and "--system-gb must be at most 1,000,000 GB" in err
+    assert "internal error" not in err
+
+
 def test_no_command_prints_the_help(capsys):
     code, out, err = run(capsys)
     assert code == 0 and "Usage" in out + err
