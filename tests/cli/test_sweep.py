@@ -65,6 +65,30 @@ def test_split_list(value, items):
     assert split_list(value) == items
 
 
+@pytest.mark.parametrize("value", ["128,512", "512,256", "100,200", "64,128,256"])
+def test_a_grouped_value_that_reads_as_a_sweep_too_is_refused(value):
+    """'128,512' is 128,512 tokens or a sweep of 128 and 512: refused, with both spellings."""
+    with pytest.raises(typer.BadParameter) as e:
+        split_list(value)
+    one = value.replace(",", "")
+    assert f"write {one} for the number" in str(e.value)
+    assert ", ".join(value.split(",")) in str(e.value)
+
+
+@pytest.mark.parametrize("value", ["8,192", "32,768", "131,072", "1,048,576", "6,500", "16,000"])
+def test_a_number_grouped_by_threes_is_still_one(value):
+    assert split_list(value) == [value]
+
+
+def test_the_sweep_spelling_the_refusal_gives_runs_two(capsys):
+    from tokenwalk.cli import main
+
+    assert main(["prefill", "qwen3-8b", "-m", "rtx-4090", "-p", "128,512"]) == 2
+    assert "'128, 512' (a comma and a space) for a sweep" in capsys.readouterr().err
+    assert main(["prefill", "qwen3-8b", "-m", "rtx-4090", "-p", "128, 512", "--json"]) == 0
+    assert "128, 512" not in capsys.readouterr().err
+
+
 def test_split_list_of_names_ignores_thousands():
     assert split_list("Q8_0,Q6_K", numbers=False) == ["Q8_0", "Q6_K"]
     assert split_list("100,200", numbers=False) == ["100", "200"]
