@@ -190,3 +190,13 @@ def test_memory_takes_a_size_with_its_unit(capsys):
 
 def run_capacity(capsys, argv: list[str], memory: str) -> int:
     return json.loads(run(capsys, *argv, "--memory", memory)[1])["capacity_bytes"]
+
+
+def test_install_hints_name_what_pip_can_install(capsys, monkeypatch):
+    """tokenwalk is not on PyPI: a missing optional package is named as pip finds it, and the
+    extra as a checkout installs it."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
+    code, _, err = run(capsys, "size", "hf://org/repo/model-Q4_K_M.gguf")
+    assert code == 2
+    assert "pip install huggingface_hub " in err and "pip install '.[hf]'" in err
+    assert "tokenwalk[" not in err
