@@ -131,6 +131,16 @@ def test_an_absurd_system_size_is_refused_not_an_internal_error(capsys, command)
     assert "internal error" not in err
 
 
+@pytest.mark.parametrize(
+    "command", ["size", "kv", "prefill", "spec", "trace", "decode", "budget", "compare"]
+)
+def test_the_model_argument_is_called_model(capsys, command):
+    code, _, err = run(capsys, command)
+    assert code == 2 and "Missing argument 'MODEL'" in err
+    usage = next(ln for ln in run(capsys, command, "--help")[1].splitlines() if "Usage:" in ln)
+    assert "{MODEL}" in usage and "<str>" not in usage
+
+
 def test_no_command_prints_the_help(capsys):
     code, out, err = run(capsys)
     assert code == 0 and "Usage" in out + err

@@ -114,7 +114,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "spec": (
         "When speculative decoding pays: speedup by acceptance rate and draft length.",
-        "tokenwalk spec qwen3.6-27b --draft qwen3-0.6b --machine radeon-860m",
+        "tokenwalk spec qwen3-32b --draft qwen3-0.6b --machine radeon-860m",
     ),
     "compare": (
         "Machines and models side by side: fit, speed, first token, request time and price.",
@@ -204,6 +204,7 @@ ModelArg = Annotated[
         help="A GGUF file or URL, hf://org/repo or hf://org/repo/file.gguf, ollama:name:tag, "
         "a config.json or YAML spec, or a catalogue name (see `tokenwalk models`).",
         show_default=False,
+        metavar="MODEL",
         autocompletion=complete_model,
     ),
 ]

@@ -110,6 +110,7 @@ def budget(
         typer.Argument(
             help="One or more models loaded together (a target and its draft, say).",
             show_default=False,
+            metavar="MODEL",
         ),
     ],
     ctx: Annotated[
