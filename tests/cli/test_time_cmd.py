@@ -175,3 +175,10 @@ def test_a_larger_micro_batch_on_a_moe_warns(capsys, argv, warned):
     assert bool(said) is warned
     if warned:
         assert "qwen3.6-35b-a3b" in said[0] and "too short" in said[0]
+
+
+@pytest.mark.parametrize("command", ["prefill", "trace"])
+def test_one_chunk_is_one_chunk(capsys, command):
+    assert main([command, "qwen3-8b", "-m", "rtx-4090", "-p", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "1 chunk of" in out and "1 chunks" not in out

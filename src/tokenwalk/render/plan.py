@@ -16,7 +16,9 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH
 from tokenwalk.costs.trace import TraceReport
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import NBSP, capacity, count, human_bytes, pct, rate, seconds
+from tokenwalk.render.fmt import free as free_text
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
@@ -120,7 +122,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
                 holds = f"experts of {d.expert_layers}" + (f" + {holds}" if d.layers else "")
         else:
             holds = f"{d.layers} layers" + (" + head" if d.output else "")
-        free = human_bytes(d.free_bytes) if d.fits else f"[red]-{human_bytes(-d.free_bytes)}[/red]"
+        left = free_text(d.free_bytes) if d.fits else f"[red]{free_text(d.free_bytes)}[/red]"
         style = "red" if not d.fits else ("cyan" if d.role == "gpu" else "magenta")
         rows.append(
             {
@@ -129,7 +131,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
                 "weights": Text(human_bytes(d.weights_bytes)),
                 "KV": Text(human_bytes(d.kv_bytes)),
                 "buffers": Text(human_bytes(d.buffers_bytes)),
-                "free": Text.from_markup(free),
+                "free": Text.from_markup(left),
                 "of": Text(human_bytes(d.capacity_bytes)),
             }
         )
@@ -302,7 +304,11 @@ def render_trace(r: TraceReport, console: Console) -> None:
     s = Facts()
     if r.cold:
         s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
-    s.add_row("prefill", seconds(r.prefill_s), f"{r.n_chunks} chunks of up to {r.ubatch} tokens")
+    s.add_row(
+        "prefill",
+        seconds(r.prefill_s),
+        f"{counted(r.n_chunks, 'chunk')} of up to {r.ubatch} tokens",
+    )
     s.add_row("time to first token", seconds(r.ttft_s), "")
     s.add_row(
         "writing",

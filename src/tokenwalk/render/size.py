@@ -14,7 +14,7 @@ def render_size(r: SizeReport, console: Console) -> None:
     title = f"{safe_markup(r.model)}  ·  {safe_markup(r.architecture)}  ·  {safe_markup(r.quant)}"
     head = Facts(title, value_justify="left")
     exact = "exact, from the header" if r.file_bytes_exact else "estimated from the config"
-    head.add_row("parameters", params(r.params), f"{count(r.params)}")
+    head.add_row("parameters", params(r.params), f"exactly {count(r.params)}")
     head.add_row("active per token", params(r.active_params), "weights a decoded token multiplies")
     head.add_row("file size", human_bytes(r.file_bytes), f"{count(r.file_bytes)} bytes, {exact}")
     head.add_row(

@@ -15,6 +15,7 @@ from tokenwalk.costs.timing import (
     cpu_matvec_kernels,
 )
 from tokenwalk.machine import Efficiency
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import (
     count,
     human_bytes,
@@ -321,7 +322,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         s,
         "computed",
         f"{count(r.computed_tokens)} tokens",
-        f"{r.n_chunks} chunks of up to {count(r.ubatch)}",
+        f"{counted(r.n_chunks, 'chunk')} of up to {count(r.ubatch)}",
     )
     _kv(s, "time to first token", seconds(r.ttft_s), "sum of the chunks")
     _kv(s, "prefill speed", rate(r.tok_s), "")
