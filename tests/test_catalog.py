@@ -161,8 +161,20 @@ def test_lookup_is_case_insensitive_and_knows_aliases() -> None:
     assert find_model("llama-7b").slug == "llama-2-7b"
 
 
+def test_a_prefix_suggests_the_names_it_starts() -> None:
+    """'qwen3' is the start of 14 names: the first of them, in natural order, and how to list
+    them all; never one arbitrary close spelling (qwen3.8-27b)."""
+    with pytest.raises(UnknownNameError) as exc:
+        find_model("qwen3")
+    msg = str(exc.value)
+    assert "did you mean qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b," in msg
+    assert "`tokenwalk models qwen3` lists them" in msg
+    with pytest.raises(UnknownNameError, match=r"gemma-3-4b, gemma-3-12b, gemma-3-27b"):
+        find_model("gemma-3")
+
+
 def test_did_you_mean() -> None:
-    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\?.*machines"):
+    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\b.*machines"):
         find_machine("radeon-680m")
     with pytest.raises(UnknownNameError, match=r"did you mean qwen3-8b\?.*tokenwalk models"):
         find_model("qwen3-8")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "load_models",
     "load_machines",
     "load_machines_checked",
+    "suggest",
     "load_benchmarks",
     "find_model",
     "find_machine",
@@ -512,9 +514,46 @@ def _find(entries: Sequence[Any], name: str, what: str, command: str) -> Any:
             names.setdefault(n.lower(), e)
     if key in names:
         return names[key]
-    close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
-    hint = f"did you mean {names[close[0]].slug}? " if close else ""
-    raise UnknownNameError(f"unknown {what} '{name}'; {hint}`{command}` lists them")
+    raise UnknownNameError(f"unknown {what} '{name}'; {suggest(name, entries, command)}")
+
+
+def _natural(slug: str) -> list[Any]:
+    """qwen3-8b before qwen3-32b: digits compare as numbers."""
+    return [
+        (0, float(p), "") if p.replace(".", "", 1).isdigit() else (1, 0.0, p)
+        for p in re.split(r"(\d+(?:\.\d+)?)", slug)
+    ]
+
+
+def suggest(name: str, entries: Sequence[Any], command: str, *, most: int = 6) -> str:
+    """What to say after an unknown name: the names it starts, else those containing it
+    (several, in natural order), else the closest spellings; and the command that lists
+    them. 'qwen3' -> 'did you mean qwen3-0.6b, qwen3-1.7b, ... (14 names start with 'qwen3':
+    `tokenwalk models qwen3` lists them)?'."""
+    key = name.strip().lower()
+    names: dict[str, Any] = {}
+    for e in entries:
+        for n in (e.slug, *e.aliases):
+            names.setdefault(n.lower(), e)
+    found = [e.slug for n, e in names.items() if n.startswith(key)] if key else []
+    how = f"start with '{key}'"
+    if not found and key:
+        found, how = [e.slug for n, e in names.items() if key in n], f"contain '{key}'"
+    found = sorted(set(found), key=_natural)
+    if found:
+        shown = ", ".join(found[:most])
+        if len(found) > most:
+            shown += f", ... ({len(found)} names {how}: `{command} {key}` lists them)"
+            return f"did you mean {shown}?"
+        return f"did you mean {shown}? `{command}` lists them all"
+    close = difflib.get_close_matches(key, list(names), n=3, cutoff=0.6)
+    if not close:  # a slip in the first letters ('qwne'): the names that start as it meant
+        heads = {n[: len(key)] for n in names}
+        near = difflib.get_close_matches(key, list(heads), n=1, cutoff=0.6)
+        close = sorted((n for n in names if near and n.startswith(near[0])), key=_natural)[:3]
+    slugs = list(dict.fromkeys(names[c].slug for c in close))
+    hint = f"did you mean {' or '.join(slugs)}? " if slugs else ""
+    return f"{hint}`{command}` lists them"
 
 
 def find_model(name: str) -> ModelEntry:

@@ -173,3 +173,10 @@ def test_a_gpu_limit_from_the_file_is_not_blamed_on_gpu_limit(capsys, tmp_path):
     code, _, err = run(capsys, *argv)
     assert code == 2 and "--gpu-limit 24" not in err
     assert "--memory 16 GiB is less than the GPU limit of 'my-igpu' (24 GiB" in err
+
+
+@pytest.mark.parametrize("command", ["models", "machines"])
+def test_a_query_that_matches_nothing_is_refused(capsys, command):
+    code, out, err = run(capsys, command, "zzz")
+    assert code == 2 and not out
+    assert "name contains 'zzz'" in err and f"`tokenwalk {command}` lists them" in err

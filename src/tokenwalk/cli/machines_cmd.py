@@ -149,6 +149,15 @@ def machines(
     from tokenwalk.render.safe import safe_text
 
     rows = machine_rows(query, machines_file)
+    if not rows and query:
+        from tokenwalk.catalog import load_machines, suggest
+        from tokenwalk.errors import InputError
+        from tokenwalk.machine import user_machine_files
+
+        hint = suggest(
+            query, load_machines(user_machine_files(machines_file)), "tokenwalk machines"
+        )
+        raise InputError(f"no machine's name contains '{query}'; {hint}")
     if json:
         emit_json(MachineList(machines=rows))
         return

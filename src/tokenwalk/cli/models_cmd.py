@@ -239,6 +239,11 @@ def models(
             "`tokenwalk models --fits rtx-5090`"
         )
     rows = catalogue_rows(query, preset)
+    if not rows and query:
+        from tokenwalk.catalog import load_models, suggest
+
+        hint = suggest(query, load_models(), "tokenwalk models")
+        raise InputError(f"no catalogue model's name contains '{query}'; {hint}")
     if json:
         emit_json(CatalogueList(quant=preset, models=rows))
         return
