@@ -385,6 +385,12 @@ def load(  # noqa: ANN201
     loaded = load_model(ref, quant, no_cache=no_cache, progress=not json, keep_tokens=keep_tokens)
     if quant and loaded.model.source == "gguf" and not loaded.quant_used:
         warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
+    elif quant and loaded.model.source != "gguf":
+        from tokenwalk.model.quant import ud_note
+
+        note = ud_note(quant)
+        if note:
+            warn(note)
     return loaded
 
 

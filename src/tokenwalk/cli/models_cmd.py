@@ -99,10 +99,13 @@ def catalogue_rows(query: str | None = None, quant: str = "Q4_K_M") -> list[Cata
 
 def _preset(quant: str | None) -> str:
     """The quant preset asked (default Q4_K_M), refused when llama.cpp has no such preset."""
-    from tokenwalk.model.quant import preset
+    from tokenwalk.cli.app import warn
+    from tokenwalk.model.quant import preset, ud_note
 
-    name = (quant or "Q4_K_M").upper()
-    preset(name)
+    name = preset(quant or "Q4_K_M").name
+    note = ud_note(quant or "")
+    if note:
+        warn(note)
     return name
 
 
