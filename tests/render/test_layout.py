@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -138,3 +139,41 @@ def test_a_number_of_rows_is_singular_at_one():
         "1,024 rows",
         "0.5 rows",  # a fitted rows_half at its lower bound, never "0 rows"
     )
+
+
+def test_a_title_breaks_only_at_its_separators():
+    from tokenwalk.render.layout import title_of
+
+    parts = ["qwen3.6-35b-a3b Q4_K_M", "Radeon 860M (Ryzen AI 7 PRO 450 laptop, 64 GB)", "decode"]
+    assert title_of(parts, 200) == "  ·  ".join(parts)
+    assert title_of(parts, 60).splitlines() == [parts[0], f"{parts[1]}  ·  decode"]
+    assert title_of(["a", "b", "c"], 9).splitlines() == ["a  ·  b", "c"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m"],
+        ["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "4096"],
+        ["size", "qwen3.6-35b-a3b"],
+        ["kv", "qwen3.6-35b-a3b"],
+    ],
+)
+def test_titles_do_not_wrap_inside_a_part_at_60_columns(argv, capsys, monkeypatch):
+    """'Radeon 860M (Ryzen AI 7 PRO 450 ...)' stays on one line; the break takes a separator."""
+    from tokenwalk.cli import main
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = []
+    for line in lines:
+        if line.startswith(("┏", " ", "─")) and head:
+            break
+        head.append(line.rstrip())
+    text = "\n".join(head)
+    assert "Radeon 860M (Ryzen AI 7 PRO 450 laptop, 64 GB LPDDR5X-8000)" in text or argv[0] in (
+        "size",
+        "kv",
+    )
+    assert not any(h.endswith("·") or h.startswith("·") for h in head), text

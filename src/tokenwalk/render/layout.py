@@ -25,7 +25,10 @@ __all__ = [
     "Facts",
     "FitTable",
     "Whole",
+    "title_of",
 ]
+
+SEPARATOR = "  ·  "
 
 NOTE_MIN = 36  # a notes column at least this wide is never squeezed
 NOTE_NARROWEST = 24  # a narrower one always is: its notes go under their facts
@@ -102,6 +105,25 @@ def note_lines(notes: Sequence[tuple[int, str]], width: int, tail: Sequence[str]
     if line:
         lines.append(line)
     return lines
+
+
+def title_of(parts: Sequence[str], width: int, *, markup: bool = True) -> str:
+    """A title of parts joined by ' · ', broken only at a separator where the whole is wider
+    than `width` (the separator gives way to the line break), so that no part (a machine's
+    name) is split across lines where it fits one. `markup`: the parts are Rich markup,
+    measured as printed."""
+    from rich.text import Text
+
+    def cells(x: str) -> int:
+        return Text.from_markup(x).cell_len if markup else Text(x).cell_len
+
+    lines: list[str] = []
+    for part in parts:
+        if lines and cells(lines[-1] + SEPARATOR + part) <= width:
+            lines[-1] += SEPARATOR + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 class Whole:

@@ -26,7 +26,7 @@ from tokenwalk.render.fmt import (
     rows,
     seconds,
 )
-from tokenwalk.render.layout import Facts, FitTable, Whole, marker, note_lines
+from tokenwalk.render.layout import Facts, FitTable, Whole, marker, note_lines, title_of
 from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = [
@@ -103,12 +103,11 @@ def _summary() -> Facts:
 
 
 def render_decode(r: DecodeReport, console: Console) -> None:
-    title = (
-        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"decode at {count(r.ctx)} tokens"
-    )
+    at = f"decode at {count(r.ctx)} tokens"
     if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
-        title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
+        at += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
+    head = [f"{visible(r.model)} {visible(r.quant)}", visible(r.machine_name), at]
+    title = title_of(head, console.width, markup=False)
     reads = FitTable()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
@@ -287,10 +286,12 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
-    title = (
-        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"prefill of {count(r.prompt_tokens)} tokens"
-    )
+    head = [
+        f"{visible(r.model)} {visible(r.quant)}",
+        visible(r.machine_name),
+        f"prefill of {count(r.prompt_tokens)} tokens",
+    ]
+    title = title_of(head, console.width, markup=False)
     moe = r.expert_rows > 0
     chunks = FitTable()
     cols = ["chunk", "tokens", "context", "time", "bound", "attention"]
