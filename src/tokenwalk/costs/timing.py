@@ -889,7 +889,7 @@ class DecodeReport(_OnMachine):
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
     # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
-    expected_error: ExpectedError | None = None
+    decode_error: ExpectedError | None = None
 
 
 def _vs_reading(tok_s: float) -> str:
@@ -1032,7 +1032,7 @@ class PrefillReport(_OnMachine):
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
     # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
-    expected_error: ExpectedError | None = None
+    prefill_error: ExpectedError | None = None
 
     def experts_fit(self) -> Efficiency:
         """The efficiencies the routed experts were multiplied at: the card's, or the host

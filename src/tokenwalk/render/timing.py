@@ -207,8 +207,8 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     lo, hi = r.reading_tok_s
     _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    if r.expected_error is not None:
-        _kv(s, "typical error", *error_line(r.expected_error, "decode"))
+    if r.decode_error is not None:
+        _kv(s, "typical error", *error_line(r.decode_error, "decode"))
     parts: list = [Text(title, style="italic"), reads, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "a step", console.width)]
@@ -336,8 +336,8 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         bound += f", {r.experts_bound_chunks} routed experts"
     _kv(s, "bound", bound, "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit, experts=moe))
-    if r.expected_error is not None:
-        _kv(s, "typical error", *error_line(r.expected_error, "prefill"))
+    if r.prefill_error is not None:
+        _kv(s, "typical error", *error_line(r.prefill_error, "prefill"))
     parts: list = [Text(title, style="italic"), chunks, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
