@@ -104,8 +104,9 @@ def test_decode_and_prefill_quote_it(capsys):
     shown = " ".join(out.split())
     assert "typical error" in shown and "datacenter devices never measured" in shown
     quoted = json.loads(_run(capsys, "decode", "qwen3-8b", "-m", "h200", "--json")[0])
-    assert quoted["expected_error"]["group"] == "datacenter"
-    assert quoted["expected_error"]["in_sample"] is None
+    assert quoted["decode_error"]["group"] == "datacenter"
+    assert quoted["decode_error"]["in_sample"] is None
+    assert "expected_error" not in quoted  # one name per phase, as trace and compare say it
     out, _ = _run(capsys, "trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json")
     trace = json.loads(out)
     assert trace["prefill_error"]["group"] == trace["decode_error"]["group"] == "datacenter"
@@ -115,7 +116,7 @@ def test_decode_and_prefill_quote_it(capsys):
     assert rows["rtx-5080"]["decode_error"] is None  # the experts in the host's RAM
     # a model split over a card and its host has no quoted error
     out, _ = _run(capsys, "decode", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--cpu-moe", "--json")
-    assert json.loads(out)["expected_error"] is None
+    assert json.loads(out)["decode_error"] is None
 
 
 def test_a_conversation_quotes_it(capsys, monkeypatch):

@@ -17,6 +17,7 @@ from tokenwalk.catalog import (
     find_model,
     load_benchmarks,
     load_machines,
+    load_machines_checked,
     load_models,
 )
 from tokenwalk.errors import SpecError, UnknownNameError
@@ -161,8 +162,20 @@ def test_lookup_is_case_insensitive_and_knows_aliases() -> None:
     assert find_model("llama-7b").slug == "llama-2-7b"
 
 
+def test_a_prefix_suggests_the_names_it_starts() -> None:
+    """'qwen3' is the start of 14 names: the first of them, in natural order, and how to list
+    them all; never one arbitrary close spelling (qwen3.8-27b)."""
+    with pytest.raises(UnknownNameError) as exc:
+        find_model("qwen3")
+    msg = str(exc.value)
+    assert "did you mean qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b," in msg
+    assert "`tokenwalk models qwen3` lists them" in msg
+    with pytest.raises(UnknownNameError, match=r"gemma-3-4b, gemma-3-12b, gemma-3-27b"):
+        find_model("gemma-3")
+
+
 def test_did_you_mean() -> None:
-    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\?.*machines"):
+    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\b.*machines"):
         find_machine("radeon-680m")
     with pytest.raises(UnknownNameError, match=r"did you mean qwen3-8b\?.*tokenwalk models"):
         find_model("qwen3-8")
@@ -218,7 +231,7 @@ def test_broken_yaml_names_the_file(tmp_path: Path) -> None:
 def test_wrong_type_names_file_entry_and_key(tmp_path: Path) -> None:
     f = _write(tmp_path, "- {slug: rtx-4090, bandwidth_gbs: fast}\n")
     with pytest.raises(SpecError) as exc:
-        load_machines([f])
+        find_machine("rtx-4090", extra_files=[f])
     msg = str(exc.value)
     assert str(f) in msg and "'rtx-4090'" in msg and "'bandwidth_gbs'" in msg
     assert "\n" not in msg
@@ -236,8 +249,9 @@ def test_wrong_type_names_file_entry_and_key(tmp_path: Path) -> None:
 )
 def test_invalid_machine_entries(tmp_path: Path, text: str, key: str) -> None:
     f = _write(tmp_path, text)
+    slug = text.split("slug: ")[1].split(",")[0]
     with pytest.raises(SpecError, match=rf"machines\.yaml: entry .*key '{key}'"):
-        load_machines([f])
+        find_machine(slug, extra_files=[f])
 
 
 def test_own_machine_needs_no_source(tmp_path: Path) -> None:
@@ -247,17 +261,44 @@ def test_own_machine_needs_no_source(tmp_path: Path) -> None:
     assert all(m.source != box.source for m in load_machines())
 
 
-def test_wrong_type_is_reported_before_a_missing_key(tmp_path: Path) -> None:
+def test_every_error_of_an_entry_is_shown_the_wrong_value_first(tmp_path: Path) -> None:
     # 'kind' and 'backend' are missing too; the value the user wrote wrong comes first
     f = _write(tmp_path, "- {slug: my-box, name: My box, bandwidth_gbs: fast}\n")
-    with pytest.raises(SpecError, match=r"key 'bandwidth_gbs'.*'fast'.*and 2 more errors"):
-        load_machines([f])
+    with pytest.raises(SpecError) as exc:
+        find_machine("my-box", extra_files=[f])
+    msg = str(exc.value)
+    assert re.search(r"key 'bandwidth_gbs'.*'fast'.*key 'kind'.*missing.*key 'backend'", msg)
+    assert "more error" not in msg and "\n" not in msg
+
+
+def test_one_bad_entry_breaks_only_what_asks_for_it(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        "- {slug: broken, name: B, kind: gpu, backend: cuda, bandwidth_gbs: fast}\n"
+        "- {slug: my-box, name: My box, kind: cpu, backend: cpu, bandwidth_gbs: 90}\n",
+    )
+    assert find_machine("my-box", extra_files=[f]).bandwidth_gbs == 90
+    assert find_machine("rtx-4090", extra_files=[f]).bandwidth_gbs == 1008
+    entries, broken = load_machines_checked([f])
+    assert "broken" in broken and all(e.slug != "broken" for e in entries)
+    with pytest.raises(SpecError, match="entry 'broken', key 'bandwidth_gbs'"):
+        find_machine("broken", extra_files=[f])
+
+
+def test_a_value_beyond_the_inline_bounds_is_the_file_s_error(tmp_path: Path) -> None:
+    """1e9 GB/s is refused as the file's value, with its key, not as a --bandwidth never typed."""
+    f = _write(
+        tmp_path, "- {slug: fast-box, name: F, kind: gpu, backend: cuda, bandwidth_gbs: 1e9}\n"
+    )
+    with pytest.raises(SpecError) as exc:
+        find_machine("fast-box", extra_files=[f])
+    assert "key 'bandwidth_gbs'" in str(exc.value) and "--bandwidth" not in str(exc.value)
 
 
 def test_gpu_limit_within_memory(tmp_path: Path) -> None:
     f = _write(tmp_path, "- {slug: apple-m1, gpu_limit_gb: 20}\n")
     with pytest.raises(SpecError, match="gpu_limit_gb cannot exceed memory_gb"):
-        load_machines([f])
+        find_machine("apple-m1", extra_files=[f])
 
 
 def test_what_an_entry_lacks() -> None:

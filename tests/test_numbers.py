@@ -114,3 +114,28 @@ def test_size_is_monotone(a, b):
 def test_negative_values_mirror_positive_ones(x):
     assert duration(-x) == "-" + duration(x)
     assert size(-x * 1e3) == "-" + size(x * 1e3)
+
+
+def test_a_count_is_singular_at_one():
+    from tokenwalk.numbers import counted
+
+    assert counted(1, "chunk") == "1 chunk"
+    assert counted(64, "chunk") == "64 chunks"
+    assert counted(1024, "chunk") == "1,024 chunks"
+
+
+def test_free_memory_below_zero_says_what_is_missing():
+    from tokenwalk.render.fmt import free
+
+    assert free(1.44e9) == "1.44 GB"
+    assert free(-22.3e9) == "short by 22.3 GB"
+
+
+def test_parameter_counts_have_one_format():
+    """Three significant digits in every range, as sizes: '23.0 M' beside '2.95 B', not '23 M'."""
+    from tokenwalk.render.fmt import params
+
+    cases = {35_505_251_456: "35.5 B", 2.95e9: "2.95 B", 845e6: "845 M", 23e6: "23.0 M"}
+    cases |= {135e3: "135 K", 999.6e6: "1.00 B", 1.2e12: "1.20 T"}
+    for n, text in cases.items():
+        assert params(n) == text, n

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import marshal
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -40,6 +41,8 @@ __all__ = [
     "read_data",
     "load_models",
     "load_machines",
+    "load_machines_checked",
+    "suggest",
     "load_benchmarks",
     "find_model",
     "find_machine",
@@ -130,18 +133,20 @@ class MachineEntry(_Entry):
     aliases: tuple[str, ...] = ()
     kind: MachineKind
     backend: Backend
-    memory_gb: PositiveFloat | None = None
+    # the bounds the inline options take (machine.MAX_MEMORY_GIB, MAX_BANDWIDTH_GBS,
+    # MAX_TFLOPS), so that a file's value is refused as the file's, with its key
+    memory_gb: PositiveFloat | None = Field(default=None, le=1e6)
     memory_unit: MemoryUnit | None = None
-    gpu_limit_gb: PositiveFloat | None = None
-    bandwidth_gbs: PositiveFloat | None = None
-    fp16_tflops: PositiveFloat | None = None
+    gpu_limit_gb: PositiveFloat | None = Field(default=None, le=1e6)
+    bandwidth_gbs: PositiveFloat | None = Field(default=None, le=100_000)
+    fp16_tflops: PositiveFloat | None = Field(default=None, le=100_000)
     fp16_kind: Literal["matrix", "vector"] | None = None
-    fp16_vector_tflops: PositiveFloat | None = None
-    cpu_tflops: PositiveFloat | None = None
-    disk_read_gbs: PositiveFloat | None = None
-    load_gbs: PositiveFloat | None = None
+    fp16_vector_tflops: PositiveFloat | None = Field(default=None, le=100_000)
+    cpu_tflops: PositiveFloat | None = Field(default=None, le=100_000)
+    disk_read_gbs: PositiveFloat | None = Field(default=None, le=100_000)
+    load_gbs: PositiveFloat | None = Field(default=None, le=100_000)
     load_source: str | None = None
-    cpu_bandwidth_gbs: PositiveFloat | None = None
+    cpu_bandwidth_gbs: PositiveFloat | None = Field(default=None, le=100_000)
     benchmark_names: tuple[str, ...] = ()
     fit: dict[str, float | str] | None = None
     # the PCIe link: a card's own interface, or a host's slot for the card (generation, lanes)
@@ -412,25 +417,26 @@ def _entry_label(raw: Any, index: int) -> str:
 
 
 def _spec_error(path: Path, label: str, exc: ValidationError) -> SpecError:
-    """One line naming the file, the entry, the key and what was expected. A wrong value is
-    reported before a missing key: it is the mistake in what the user wrote."""
-    errors = sorted(exc.errors(), key=lambda e: e["type"] == "missing")
-    err = errors[0]
-    key = ".".join(str(p) for p in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "missing":
-        msg = "required key is missing"
-    given = err.get("input")
-    shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {given!r})"
-    more = len(errors) - 1
-    tail = f"; and {more} more error{'s' if more > 1 else ''}" if more else ""
-    if len(shown) > 60:
-        shown = shown[:57] + "...)"
-    if not key:  # a check across keys; its message names them
-        return SpecError(f"{path}: {label}: {msg}{tail}")
-    return SpecError(f"{path}: {label}, key '{key}': {msg}{shown}{tail}")
+    """One line naming the file, the entry, and every key that is wrong with what was
+    expected. A wrong value is reported before a missing key: it is the mistake in what the
+    user wrote."""
+    problems = []
+    for err in sorted(exc.errors(), key=lambda e: e["type"] == "missing"):
+        key = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        given = err.get("input")
+        shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {given!r})"
+        if len(shown) > 60:
+            shown = shown[:57] + "...)"
+        # a check across keys names them in its message
+        problems.append(f"key '{key}': {msg}{shown}" if key else msg)
+    if len(problems) == 1 and problems[0].startswith("key '"):
+        return SpecError(f"{path}: {label}, {problems[0]}")
+    return SpecError(f"{path}: {label}: " + "; ".join(problems))
 
 
 def _validate(cls: type[_E], raw: Any, path: Path, index: int) -> _E:
@@ -480,42 +486,60 @@ def _catalogue_machines() -> tuple[MachineEntry, ...]:
     return entries
 
 
-def _merge_machine_file(machines: dict[str, MachineEntry], path: Path) -> None:
+def _merge_machine_file(
+    machines: dict[str, MachineEntry], path: Path, broken: dict[str, SpecError]
+) -> None:
     """Add or override machines from a user file, in place.
 
     A new slug must be a complete entry, except `source:` (the file is the source). A known slug
     (or alias) changes only the fields the user entry gives, and the result is validated again
-    as a whole.
+    as a whole. An entry that is wrong goes to `broken` under its name (lower case; "" for an
+    entry without one) instead: only what asks for it fails.
     """
     by_name = {n.lower(): slug for slug, m in machines.items() for n in (slug, *m.aliases)}
     for i, raw in enumerate(_read_list(path, read_yaml(path))):
         label = _entry_label(raw, i)
-        if not isinstance(raw, Mapping):
-            raise SpecError(f"{path}: {label}: expected a mapping of keys, got {_kind(raw)}")
-        slug = raw.get("slug")
-        if not isinstance(slug, str) or not slug:
-            raise SpecError(f"{path}: {label}, key 'slug': required key is missing (a string)")
-        known = by_name.get(slug.lower())
-        if known is None:
-            # a machine of one's own needs no provenance: the file itself is its source
-            entry = _validate(MachineEntry, {"source": f"machine file {path}", **raw}, path, i)
-        else:
-            base = machines[known].model_dump(exclude_none=True)
-            merged = {**base, **{k: v for k, v in raw.items() if k != "slug"}, "slug": known}
-            entry = _validate(MachineEntry, merged, path, i)
+        slug = raw.get("slug") if isinstance(raw, Mapping) else None
+        name = slug.lower() if isinstance(slug, str) else ""
+        try:
+            if not isinstance(raw, Mapping):
+                raise SpecError(f"{path}: {label}: expected a mapping of keys, got {_kind(raw)}")
+            if not isinstance(slug, str) or not slug:
+                raise SpecError(f"{path}: {label}, key 'slug': required key is missing (a string)")
+            known = by_name.get(name)
+            if known is None:
+                # a machine of one's own needs no provenance: the file itself is its source
+                entry = _validate(MachineEntry, {"source": f"machine file {path}", **raw}, path, i)
+            else:
+                base = machines[known].model_dump(exclude_none=True)
+                merged = {**base, **{k: v for k, v in raw.items() if k != "slug"}, "slug": known}
+                entry = _validate(MachineEntry, merged, path, i)
+        except SpecError as exc:
+            broken.setdefault(by_name.get(name, name), exc)
+            continue
+        broken.pop(entry.slug.lower(), None)  # a later file mends it
         machines[entry.slug] = entry
-        for name in (entry.slug, *entry.aliases):
-            by_name[name.lower()] = entry.slug
+        for alias in (entry.slug, *entry.aliases):
+            by_name[alias.lower()] = entry.slug
+
+
+def load_machines_checked(
+    extra_files: Sequence[Path] = (),
+) -> tuple[tuple[MachineEntry, ...], dict[str, SpecError]]:
+    """The shipped machines, then each user file in order (later files win); and the user
+    entries that are wrong, by name (lower case; "" for an entry without a slug)."""
+    if not extra_files:
+        return _catalogue_machines(), {}
+    machines = {m.slug: m for m in _catalogue_machines()}
+    broken: dict[str, SpecError] = {}
+    for f in extra_files:
+        _merge_machine_file(machines, Path(f), broken)
+    return tuple(machines.values()), broken
 
 
 def load_machines(extra_files: Sequence[Path] = ()) -> tuple[MachineEntry, ...]:
-    """The shipped machines, then each user file in order (later files win)."""
-    if not extra_files:
-        return _catalogue_machines()
-    machines = {m.slug: m for m in _catalogue_machines()}
-    for f in extra_files:
-        _merge_machine_file(machines, Path(f))
-    return tuple(machines.values())
+    """The shipped machines, then each user file's correct entries (later files win)."""
+    return load_machines_checked(extra_files)[0]
 
 
 @functools.lru_cache(maxsize=1)
@@ -593,9 +617,46 @@ def _find(entries: Sequence[Any], name: str, what: str, command: str) -> Any:
             names.setdefault(n.lower(), e)
     if key in names:
         return names[key]
-    close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
-    hint = f"did you mean {names[close[0]].slug}? " if close else ""
-    raise UnknownNameError(f"unknown {what} '{name}'; {hint}`{command}` lists them")
+    raise UnknownNameError(f"unknown {what} '{name}'; {suggest(name, entries, command)}")
+
+
+def _natural(slug: str) -> list[Any]:
+    """qwen3-8b before qwen3-32b: digits compare as numbers."""
+    return [
+        (0, float(p), "") if p.replace(".", "", 1).isdigit() else (1, 0.0, p)
+        for p in re.split(r"(\d+(?:\.\d+)?)", slug)
+    ]
+
+
+def suggest(name: str, entries: Sequence[Any], command: str, *, most: int = 6) -> str:
+    """What to say after an unknown name: the names it starts, else those containing it
+    (several, in natural order), else the closest spellings; and the command that lists
+    them. 'qwen3' -> 'did you mean qwen3-0.6b, qwen3-1.7b, ... (14 names start with 'qwen3':
+    `tokenwalk models qwen3` lists them)?'."""
+    key = name.strip().lower()
+    names: dict[str, Any] = {}
+    for e in entries:
+        for n in (e.slug, *e.aliases):
+            names.setdefault(n.lower(), e)
+    found = [e.slug for n, e in names.items() if n.startswith(key)] if key else []
+    how = f"start with '{key}'"
+    if not found and key:
+        found, how = [e.slug for n, e in names.items() if key in n], f"contain '{key}'"
+    found = sorted(set(found), key=_natural)
+    if found:
+        shown = ", ".join(found[:most])
+        if len(found) > most:
+            shown += f", ... ({len(found)} names {how}: `{command} {key}` lists them)"
+            return f"did you mean {shown}?"
+        return f"did you mean {shown}? `{command}` lists them all"
+    close = difflib.get_close_matches(key, list(names), n=3, cutoff=0.6)
+    if not close:  # a slip in the first letters ('qwne'): the names that start as it meant
+        heads = {n[: len(key)] for n in names}
+        near = difflib.get_close_matches(key, list(heads), n=1, cutoff=0.6)
+        close = sorted((n for n in names if near and n.startswith(near[0])), key=_natural)[:3]
+    slugs = list(dict.fromkeys(names[c].slug for c in close))
+    hint = f"did you mean {' or '.join(slugs)}? " if slugs else ""
+    return f"{hint}`{command}` lists them"
 
 
 def find_model(name: str) -> ModelEntry:
@@ -605,8 +666,12 @@ def find_model(name: str) -> ModelEntry:
 
 def find_machine(name: str, extra_files: Sequence[Path] = ()) -> MachineEntry:
     """The machine called `name` (slug or alias, any case), user files included."""
+    entries, broken = load_machines_checked(extra_files)
+    wrong = broken.get(name.strip().lower())
+    if wrong is not None:  # the user's entry of that name: its mistakes, not another machine
+        raise wrong
     try:
-        return _find(load_machines(extra_files), name, "machine", "tokenwalk machines")
+        return _find(entries, name, "machine", "tokenwalk machines")
     except UnknownNameError as exc:
         if name.strip().lower() != "this":
             raise

@@ -386,6 +386,8 @@ def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:
         if not named:
             continue
         p = Path(named).expanduser()
+        if p.is_dir():
+            raise InputError(f"{what}: '{named}' is a directory; give the machine file in it")
         if not p.is_file():
             raise InputError(f"{what}: no such machine file '{named}'")
         files.append(p)
@@ -463,13 +465,20 @@ def _default_backend(kind: str) -> str:
     return {"apple": "metal", "cpu": "cpu", "sbc": "cpu"}.get(kind, "vulkan")
 
 
-def _gpu_limit(machine: Machine) -> Machine:
-    """Refuse a GPU limit above the machine's memory (it would mean nothing)."""
+def _gpu_limit(machine: Machine, *, typed: bool = True, memory_typed: bool = False) -> Machine:
+    """Refuse a GPU limit above the machine's memory (it would mean nothing), naming what the
+    user typed: --gpu-limit, or --memory below the limit the machine's entry gives."""
     limit, memory = machine.gpu_limit_bytes, machine.memory_bytes
     if limit is not None and memory is not None and limit > memory:
+        if typed:
+            raise InputError(
+                f"--gpu-limit {limit / GIB:g} GiB is more than the {memory / GIB:g} GiB of "
+                f"memory of '{machine.slug}'"
+            )
         raise InputError(
-            f"--gpu-limit {limit / GIB:g} GiB is more than the {memory / GIB:g} GiB of memory "
-            f"of '{machine.slug}'"
+            f"{'--memory' if memory_typed else 'the memory'} {memory / GIB:g} GiB is less than "
+            f"the GPU limit of '{machine.slug}' ({limit / GIB:g} GiB, from its entry): give "
+            "--gpu-limit too"
         )
     return machine
 
@@ -545,8 +554,7 @@ def resolve_machine(
             power_source=entry.power_source,
             fit=fit,
         )
-        _check_numbers(machine.bandwidth_gbs, machine.tflops, None)
-        return _gpu_limit(machine)
+        return _gpu_limit(machine, typed=gpu_limit is not None, memory_typed=memory is not None)
     if bandwidth is None:
         raise InputError(
             "no machine given: use --machine NAME (see `tokenwalk machines`) or give "

@@ -102,3 +102,9 @@ def duration(s: float) -> str:
 def count(n: float) -> str:
     """A count with thousands separators: 32768 -> '32,768'."""
     return f"{n:,.0f}"
+
+
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, singular at one: (1, 'chunk') -> '1 chunk', (64, ...) -> '64
+    chunks'."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"

@@ -87,24 +87,6 @@ class Offload(BaseModel):
     op_offload: bool = True
     load_mtp: bool = False
 
-    @property
-    def flags(self) -> str:
-        """The llama.cpp flags that ask for this placement."""
-        parts = []
-        if self.auto:
-            parts.append("-ngl auto (--fit on)")
-        elif self.gpu_layers is not None:
-            parts.append(f"-ngl {self.gpu_layers}")
-        if self.cpu_moe:
-            parts.append("--cpu-moe")
-        elif self.n_cpu_moe:
-            parts.append(f"--n-cpu-moe {self.n_cpu_moe}")
-        if self.split_mode != "layer":
-            parts.append(f"--split-mode {self.split_mode}")
-        if not self.op_offload:
-            parts.append("--no-op-offload")
-        return " ".join(parts)
-
 
 class SystemSpec(BaseModel):
     """The system options as typed, in one object: the machine (or cards joined by '+'), inline
@@ -140,9 +122,9 @@ class SystemSpec(BaseModel):
         n: int | None = None
         auto = False
         value = (self.gpu_layers or "").strip().lower()
-        if value in ("", "all", "-2", "999"):
+        if value in ("", "all"):
             n = None
-        elif value in ("auto", "-1", "fit"):
+        elif value in ("auto", "fit"):
             auto = True
         else:
             try:
@@ -151,8 +133,11 @@ class SystemSpec(BaseModel):
                 raise InputError(
                     f"--gpu-layers takes a number of layers, auto or all, not '{self.gpu_layers}'"
                 ) from None
-            if n < 0:
-                raise InputError(f"--gpu-layers must be 0 or more layers, not {n}")
+            if n == -1:  # llama.cpp: -1 is auto, any lower value all (common/arg.cpp)
+                auto = True
+                n = None
+            elif n < 0:
+                n = None
         if self.cpu_moe and self.n_cpu_moe is not None:
             raise InputError("give --cpu-moe or --n-cpu-moe N, not both")
         if self.n_cpu_moe is not None and self.n_cpu_moe < 0:
@@ -299,6 +284,10 @@ def resolve_system(spec: SystemSpec) -> System:
     _check_link(spec.host_bandwidth, "--host-bandwidth")
     if spec.rpc_latency_ms is not None and not (0 <= spec.rpc_latency_ms <= 10_000):
         raise InputError(f"--rpc-latency-ms must be in [0, 10,000] ms, not {spec.rpc_latency_ms:g}")
+    if spec.system_gb is not None and not spec.system_gb <= 1e6:
+        raise InputError(
+            f"--system-gb must be at most 1,000,000 GB (a machine's memory), not {spec.system_gb:g}"
+        )
     if spec.host_memory is not None and not (0 < spec.host_memory <= 1e6):
         raise InputError(
             f"--host-memory must be a positive number of GiB, not {spec.host_memory:g}"

@@ -124,6 +124,23 @@ def test_usage_errors_are_one_line_exit_2(capsys, argv, needle):
     assert not out
 
 
+@pytest.mark.parametrize("command", ["budget", "decode", "compare"])
+def test_an_absurd_system_size_is_refused_not_an_internal_error(capsys, command):
+    code, _, err = run(capsys, command, "llama-3-8b", "-m", "rtx-4090", "--system-gb", "1e308")
+    assert code == 2 and "--system-gb must be at most 1,000,000 GB" in err
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize(
+    "command", ["size", "kv", "prefill", "spec", "trace", "decode", "budget", "compare"]
+)
+def test_the_model_argument_is_called_model(capsys, command):
+    code, _, err = run(capsys, command)
+    assert code == 2 and "Missing argument 'MODEL'" in err
+    usage = next(ln for ln in run(capsys, command, "--help")[1].splitlines() if "Usage:" in ln)
+    assert "{MODEL}" in usage and "<str>" not in usage
+
+
 def test_no_command_prints_the_help(capsys):
     code, out, err = run(capsys)
     assert code == 0 and "Usage" in out + err
@@ -183,3 +200,13 @@ def test_memory_takes_a_size_with_its_unit(capsys):
 
 def run_capacity(capsys, argv: list[str], memory: str) -> int:
     return json.loads(run(capsys, *argv, "--memory", memory)[1])["capacity_bytes"]
+
+
+def test_install_hints_name_what_pip_can_install(capsys, monkeypatch):
+    """tokenwalk is not on PyPI: a missing optional package is named as pip finds it, and the
+    extra as a checkout installs it."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
+    code, _, err = run(capsys, "size", "hf://org/repo/model-Q4_K_M.gguf")
+    assert code == 2
+    assert "pip install huggingface_hub " in err and "pip install '.[hf]'" in err
+    assert "tokenwalk[" not in err

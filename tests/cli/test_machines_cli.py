@@ -140,5 +140,43 @@ def test_own_machine_file_without_source(capsys, tmp_path):
 def test_own_machine_type_error_comes_first(capsys, tmp_path):
     f = tmp_path / "mine.yaml"
     f.write_text("- {slug: my-box, name: My box, bandwidth_gbs: fast}\n")
-    code, _, err = run(capsys, "machines", "--machines-file", str(f))
-    assert code == 2 and "'bandwidth_gbs'" in err and "'fast'" in err
+    code, out, err = run(capsys, "machines", "--machines-file", str(f))
+    assert code == 0 and "left out" in err  # the listing goes on without it
+    assert "'bandwidth_gbs'" in err and "'fast'" in err and "key 'kind'" in err
+    assert "my-box" not in out
+    code, _, err = run(capsys, "decode", "qwen3-8b", "-m", "my-box", "--machines-file", str(f))
+    assert code == 2 and "'bandwidth_gbs'" in err and "more error" not in err
+
+
+def test_a_bad_entry_leaves_other_machines_working(capsys, tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("- {slug: my-box, name: My box, bandwidth_gbs: fast}\n")
+    code, _, err = run(capsys, "decode", "qwen3-8b", "-m", "rtx-4090", "--machines-file", str(f))
+    assert code == 0 and "my-box" not in err
+
+
+def test_a_directory_is_called_a_directory(capsys, tmp_path, monkeypatch):
+    code, _, err = run(capsys, "machines", "--machines-file", str(tmp_path))
+    assert code == 2 and "is a directory" in err
+    monkeypatch.setenv("TOKENWALK_MACHINES", str(tmp_path))
+    code, _, err = run(capsys, "machines")
+    assert code == 2 and "TOKENWALK_MACHINES" in err and "is a directory" in err
+
+
+def test_a_gpu_limit_from_the_file_is_not_blamed_on_gpu_limit(capsys, tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        "- {slug: my-igpu, name: My iGPU, kind: igpu, backend: vulkan, memory_gb: 32,\n"
+        "   gpu_limit_gb: 24, bandwidth_gbs: 100}\n"
+    )
+    argv = ["budget", "qwen3-8b", "-m", "my-igpu", "--machines-file", str(f), "--memory", "16"]
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and "--gpu-limit 24" not in err
+    assert "--memory 16 GiB is less than the GPU limit of 'my-igpu' (24 GiB" in err
+
+
+@pytest.mark.parametrize("command", ["models", "machines"])
+def test_a_query_that_matches_nothing_is_refused(capsys, command):
+    code, out, err = run(capsys, command, "zzz")
+    assert code == 2 and not out
+    assert "name contains 'zzz'" in err and f"`tokenwalk {command}` lists them" in err

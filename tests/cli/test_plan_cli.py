@@ -190,3 +190,14 @@ def test_bad_input(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2, (out, err)
     assert needle in err and err.count("\n") == 1
+
+
+def test_budget_takes_models_as_a_b_like_compare(capsys):
+    from tokenwalk.cli import main
+
+    assert main(["budget", "qwen3-8b,qwen3-0.6b", "-m", "rtx-4090", "--json"]) == 0
+    comma = json.loads(capsys.readouterr().out)
+    assert main(["budget", "qwen3-8b", "qwen3-0.6b", "-m", "rtx-4090", "--json"]) == 0
+    spaced = json.loads(capsys.readouterr().out)
+    assert [m["model"] for m in comma["models"]] == ["qwen3-8b", "qwen3-0.6b"]
+    assert comma == spaced

@@ -65,6 +65,30 @@ def test_split_list(value, items):
     assert split_list(value) == items
 
 
+@pytest.mark.parametrize("value", ["128,512", "512,256", "100,200", "64,128,256"])
+def test_a_grouped_value_that_reads_as_a_sweep_too_is_refused(value):
+    """'128,512' is 128,512 tokens or a sweep of 128 and 512: refused, with both spellings."""
+    with pytest.raises(typer.BadParameter) as e:
+        split_list(value)
+    one = value.replace(",", "")
+    assert f"write {one} for the number" in str(e.value)
+    assert ", ".join(value.split(",")) in str(e.value)
+
+
+@pytest.mark.parametrize("value", ["8,192", "32,768", "131,072", "1,048,576", "6,500", "16,000"])
+def test_a_number_grouped_by_threes_is_still_one(value):
+    assert split_list(value) == [value]
+
+
+def test_the_sweep_spelling_the_refusal_gives_runs_two(capsys):
+    from tokenwalk.cli import main
+
+    assert main(["prefill", "qwen3-8b", "-m", "rtx-4090", "-p", "128,512"]) == 2
+    assert "'128, 512' (a comma and a space) for a sweep" in capsys.readouterr().err
+    assert main(["prefill", "qwen3-8b", "-m", "rtx-4090", "-p", "128, 512", "--json"]) == 0
+    assert "128, 512" not in capsys.readouterr().err
+
+
 def test_split_list_of_names_ignores_thousands():
     assert split_list("Q8_0,Q6_K", numbers=False) == ["Q8_0", "Q6_K"]
     assert split_list("100,200", numbers=False) == ["100", "200"]
@@ -212,8 +236,11 @@ def test_csv_of_every_answer_parses(capsys, argv):
 def test_csv_of_a_single_run_has_the_sweep_columns(capsys):
     single = run_csv(capsys, "decode", MODEL, "-m", "radeon-860m")
     swept = run_csv(capsys, "decode", MODEL, "-m", "radeon-860m,rtx-5090")
-    assert len(single) == 1 and list(single[0]) == list(swept[0])[1:]
-    assert single[0] == {k: v for k, v in swept[0].items() if k != "machine"}
+    assert len(single) == 1
+    # what the run is of, then the columns the sweep shows, with the same values
+    assert list(single[0])[-4:] == list(swept[0])[1:]
+    assert single[0]["machine"] == swept[0]["machine"] == "radeon-860m"
+    assert {k: single[0][k] for k in swept[0]} == swept[0]
 
 
 def test_kv_csv_is_its_context_sweep(capsys):
@@ -351,3 +378,41 @@ def test_a_file_with_a_comma_in_its_name_is_one_model(capsys, tmp_path) -> None:
     assert model_items("a,b") == ["a", "b"]
     code, _, err = run(capsys, "size", f"{MODEL},")
     assert code == 2 and "empty item" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "head"),
+    [
+        (["decode", "qwen3-8b", "-m", "rtx-4090"], "model,quant,machine,ctx,"),
+        (
+            ["prefill", "qwen3-8b", "-m", "rtx-4090", "-p", "512"],
+            "model,quant,machine,prompt_tokens,",
+        ),
+        (["trace", "qwen3-8b", "-m", "rtx-4090", "-p", "512"], "model,machine,prompt_tokens,"),
+        (
+            ["spec", "qwen3-32b", "--draft", "qwen3-0.6b", "-m", "rtx-4090"],
+            "target,draft,machine,ctx,",
+        ),
+        (["budget", "qwen3-8b", "-m", "rtx-4090"], "model,machine,ctx,"),
+    ],
+)
+def test_a_single_run_s_csv_says_what_it_is_of(capsys, argv, head):
+    from tokenwalk.cli import main
+
+    assert main([*argv, "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(head)
+    assert "qwen3" in lines[1] and "rtx-4090" in lines[1]
+
+
+def test_trace_chat_csv_is_a_row_per_call(capsys):
+    from pathlib import Path
+
+    from tokenwalk.cli import main
+
+    chat = Path(__file__).parent.parent / "data" / "chat-fixed.json"
+    assert main(["trace", "qwen3-8b", "-m", "rtx-4090", "--chat", str(chat), "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["index"] for r in rows] == ["0", "1"]
+    assert all(r["model"] == "qwen3-8b" and r["machine"] == "rtx-4090" for r in rows)
+    assert int(rows[1]["cached_tokens"]) > 0

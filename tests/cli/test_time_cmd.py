@@ -209,3 +209,10 @@ def test_decode_curve_is_computed_only_where_shown(capsys, monkeypatch, machine)
     asked.clear()
     assert main([*argv, "--chart"]) == 0
     assert asked
+
+
+@pytest.mark.parametrize("command", ["prefill", "trace"])
+def test_one_chunk_is_one_chunk(capsys, command):
+    assert main([command, "qwen3-8b", "-m", "rtx-4090", "-p", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "1 chunk of" in out and "1 chunks" not in out

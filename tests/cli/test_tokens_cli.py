@@ -187,4 +187,5 @@ def test_without_the_text_extra_says_how_to_install(capsys, monkeypatch, model, 
     monkeypatch.setitem(sys.modules, missing, None)  # import fails as if not installed
     monkeypatch.setitem(sys.modules, f"{missing}.sandbox", None)
     code, _, err = run(capsys, "tokens", model, "--chat", chat)
-    assert code == 2 and "pip install 'tokenwalk[text]'" in err and "Traceback" not in err
+    assert code == 2 and "pip install tokenizers jinja2 " in err and "Traceback" not in err
+    assert "tokenwalk[" not in err  # not a package on PyPI

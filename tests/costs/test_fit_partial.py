@@ -91,7 +91,7 @@ def test_up_and_gate_of_the_boundary_block_stay_on_the_card_when_exactly_they_fi
     b = _moe(qwen3moe)[FULL]
     assert [(x.block, x.part, x.to) for x in p.partial] == [(b, "gate", HOST)]
     assert p.experts_host == frozenset(_moe(qwen3moe)[FULL + 1 :])
-    assert f'-ot "blk\\.{b}\\.ffn_down.*=CPU"' in p.flags
+    assert ("-ot", f"blk\\.{b}\\.ffn_down.*=CPU") in p.args
     on_gpu = {t.name for t in qwen3moe.tensors if t.layer == b and p.tensor_device(t) == 0}
     assert f"blk.{b}.ffn_up_exps.weight" in on_gpu
     assert f"blk.{b}.ffn_gate_exps.weight" in on_gpu
@@ -104,7 +104,7 @@ def test_up_alone_when_gate_would_eat_into_the_margin(qwen3moe, rtx4090):
     p = _fit_with_free(qwen3moe, rtx4090, gate + FIT_MARGIN_BYTES)
     (split,) = p.partial
     assert split.part == "up"
-    assert f'-ot "blk\\.{split.block}\\.ffn_(gate|gate_up|down).*=CPU"' in p.flags
+    assert ("-ot", f"blk\\.{split.block}\\.ffn_(gate|gate_up|down).*=CPU") in p.args
 
 
 def test_attention_only_when_up_does_not_fit(qwen3moe, rtx4090):
@@ -115,7 +115,7 @@ def test_attention_only_when_up_does_not_fit(qwen3moe, rtx4090):
     b = split.block
     router = f"blk.{b}.ffn_gate_inp.weight"
     assert any(t.name == router and p.tensor_device(t) == HOST for t in qwen3moe.tensors)
-    assert f'-ot "blk\\.{b}\\.ffn_(gate|up|gate_up|down).*=CPU"' in p.flags
+    assert ("-ot", f"blk\\.{b}\\.ffn_(gate|up|gate_up|down).*=CPU") in p.args
 
 
 def test_memory_per_device_is_the_sum_of_the_tensors_placed_there(qwen3moe, rtx4090):

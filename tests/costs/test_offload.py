@@ -229,6 +229,14 @@ def test_bad_systems_are_refused():
         SystemSpec(cpu_moe=True, n_cpu_moe=3).offload()
 
 
+def test_negative_gpu_layers_read_as_llama_cpp_reads_them():
+    """common/arg.cpp: -ngl -1 is auto (--fit), -2 and below all, N the last N layers."""
+    assert SystemSpec(gpu_layers="-1").offload() == Offload(auto=True)
+    for value in ("-2", "-3", "-100", "all", None):
+        assert SystemSpec(gpu_layers=value).offload() == Offload(), value
+    assert SystemSpec(gpu_layers="12").offload() == Offload(gpu_layers=12)
+
+
 # -- the acceptance of issue 11 --------------------------------------------------------------
 
 

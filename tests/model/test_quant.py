@@ -415,3 +415,42 @@ def test_size_quant_ladder_sweep(capsys: pytest.CaptureFixture[str]) -> None:
     assert [r["quant"] for r in runs] == ["Q8_0", "Q6_K", "Q4_K_M", "IQ2_M"]
     sizes = [r["file_bytes"] for r in runs]
     assert sizes == sorted(sizes, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [
+        ("UD-Q4_K_XL", "Q4_K_M"),
+        ("ud-q8_k_xl", "Q8_0"),
+        ("UD-IQ3_XXS", "IQ3_XXS"),
+        ("UD-Q2_K_XL", "Q2_K"),
+    ],
+)
+def test_unsloth_dynamic_quants_are_sized_as_their_base_preset(name, base):
+    from tokenwalk.model.quant import preset, ud_base, ud_note
+    from tokenwalk.model.resolve import load_model
+
+    assert ud_base(name) == base and preset(name).name == base
+    assert base in ud_note(name) and "Unsloth" in ud_note(name)
+    m = load_model("qwen3-8b", name).model
+    assert m.quant == base
+    assert m.file_bytes == load_model("qwen3-8b", base).model.file_bytes
+
+
+def test_a_ud_name_without_a_base_is_still_unknown():
+    from tokenwalk.errors import UnknownNameError
+    from tokenwalk.model.quant import preset, ud_base
+
+    assert ud_base("Q4_K_M") is None and ud_base("UD-Q9_K_XL") is None
+    with pytest.raises(UnknownNameError):
+        preset("UD-Q9_K_XL")
+
+
+def test_the_cli_says_what_a_ud_quant_is_sized_as(capsys):
+    from tokenwalk.cli import main
+
+    assert main(["size", "qwen3-8b", "-q", "UD-Q4_K_XL"]) == 0
+    cap = capsys.readouterr()
+    assert (
+        "Q4_K_M" in cap.out and "UD-Q4_K_XL is Unsloth's dynamic quant: sized as Q4_K_M" in cap.err
+    )

@@ -76,6 +76,14 @@ def test_negative_head_count(qwen2: dict[str, Any]) -> None:
     _refused(qwen2, MetadataError, "'qwen2.attention.head_count' is -28", "below the minimum")
 
 
+@pytest.mark.parametrize("key", ["head_count", "head_count_kv"])
+def test_zero_heads_are_refused_as_a_config_refuses_them(qwen2: dict[str, Any], key) -> None:
+    """A config's num_attention_heads and num_key_value_heads are at least 1: so are a GGUF's
+    (kv divided by 0, or a prefill with no attention at all, followed)."""
+    qwen2[f"qwen2.attention.{key}"] = 0
+    _refused(qwen2, MetadataError, f"'qwen2.attention.{key}' is 0", "at least one head")
+
+
 def test_negative_kv_head_count_in_a_per_layer_array(gemma4: dict[str, Any]) -> None:
     gemma4["gemma4.attention.head_count_kv"] = [8] * 29 + [-2]
     _refused(gemma4, MetadataError, "'gemma4.attention.head_count_kv'", "below 0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -114,16 +115,18 @@ def test_a_wrapping_heading_is_never_cut_when_the_table_is_tight():
         assert all(len(x) <= width for x in text.splitlines())
 
 
-def test_a_budget_s_flags_fold_but_are_never_cut(capsys, monkeypatch):
+def test_a_budget_s_flags_are_one_line_never_folded_nor_cut(capsys, monkeypatch):
     """The -ot patterns budget prints are copied into llama.cpp's command line: at 60 columns
-    they fold onto the next line with every character kept."""
+    the line is printed whole, for the terminal to fold (a copy then pastes one line)."""
     from tokenwalk.cli import main
 
     monkeypatch.setenv("COLUMNS", "60")
     main(["budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--gpu-layers", "auto"])
     out = capsys.readouterr().out
     assert "…" not in out
-    assert 'blk\\.(28..39)\\.ffn_.*_exps=CPU"' in out.replace("\n", "").replace(" ", "")
+    (line,) = [x for x in out.splitlines() if x.lstrip().startswith("llama.cpp")]
+    assert r"-ngl all -ot 'blk\.(2[89]|3[0-9])\.ffn_.*_exps=CPU," in line
+    assert len(line) > 60
 
 
 def test_a_number_of_rows_is_singular_at_one():
@@ -136,3 +139,41 @@ def test_a_number_of_rows_is_singular_at_one():
         "1,024 rows",
         "0.5 rows",  # a fitted rows_half at its lower bound, never "0 rows"
     )
+
+
+def test_a_title_breaks_only_at_its_separators():
+    from tokenwalk.render.layout import title_of
+
+    parts = ["qwen3.6-35b-a3b Q4_K_M", "Radeon 860M (Ryzen AI 7 PRO 450 laptop, 64 GB)", "decode"]
+    assert title_of(parts, 200) == "  ·  ".join(parts)
+    assert title_of(parts, 60).splitlines() == [parts[0], f"{parts[1]}  ·  decode"]
+    assert title_of(["a", "b", "c"], 9).splitlines() == ["a  ·  b", "c"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["decode", "qwen3.6-35b-a3b", "-m", "radeon-860m"],
+        ["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "4096"],
+        ["size", "qwen3.6-35b-a3b"],
+        ["kv", "qwen3.6-35b-a3b"],
+    ],
+)
+def test_titles_do_not_wrap_inside_a_part_at_60_columns(argv, capsys, monkeypatch):
+    """'Radeon 860M (Ryzen AI 7 PRO 450 ...)' stays on one line; the break takes a separator."""
+    from tokenwalk.cli import main
+
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = []
+    for line in lines:
+        if line.startswith(("┏", " ", "─")) and head:
+            break
+        head.append(line.rstrip())
+    text = "\n".join(head)
+    assert "Radeon 860M (Ryzen AI 7 PRO 450 laptop, 64 GB LPDDR5X-8000)" in text or argv[0] in (
+        "size",
+        "kv",
+    )
+    assert not any(h.endswith("·") or h.startswith("·") for h in head), text

@@ -171,7 +171,7 @@ def test_unknown_repo(hub):
 
 def test_missing_huggingface_hub(monkeypatch):
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
-    with pytest.raises(SourceError, match=r"install 'tokenwalk\[hf\]'"):
+    with pytest.raises(SourceError, match=r"pip install huggingface_hub .*pip install '\.\[hf\]'"):
         load_headers(f"hf://{REPO}/tiny-Q8_0.gguf", progress=False)
 
 

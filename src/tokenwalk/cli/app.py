@@ -114,7 +114,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "spec": (
         "When speculative decoding pays: speedup by acceptance rate and draft length.",
-        "tokenwalk spec qwen3.6-27b --draft qwen3-0.6b --machine radeon-860m",
+        "tokenwalk spec qwen3-32b --draft qwen3-0.6b --machine radeon-860m",
     ),
     "compare": (
         "Machines and models side by side: fit, speed, first token, request time and price.",
@@ -245,6 +245,7 @@ ModelArg = Annotated[
         help="A GGUF file or URL, hf://org/repo or hf://org/repo/file.gguf, ollama:name:tag, "
         "a config.json or YAML spec, or a catalogue name (see `tokenwalk models`).",
         show_default=False,
+        metavar="MODEL",
         autocompletion=complete_model,
     ),
 ]
@@ -425,6 +426,12 @@ def load(  # noqa: ANN201
     loaded = load_model(ref, quant, no_cache=no_cache, progress=not json, keep_tokens=keep_tokens)
     if quant and loaded.model.source == "gguf" and not loaded.quant_used:
         warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
+    elif quant and loaded.model.source != "gguf":
+        from tokenwalk.model.quant import ud_note
+
+        note = ud_note(quant)
+        if note:
+            warn(note)
     return loaded
 
 

@@ -97,6 +97,7 @@ def compare(
             help="One or more models (any model argument; a,b or a b), each compared on every "
             "machine.",
             show_default=False,
+            metavar="MODEL",
         ),
     ],
     prompt: Annotated[

@@ -261,7 +261,8 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
                 "-ngl",
                 help="Layers on the GPUs, as llama.cpp's -ngl: N puts the LAST N there (the "
                 "output head counts as one and goes first; the token embedding stays in RAM); "
-                "auto keeps 1 GiB free per card as --fit does; all (default) is everything.",
+                "auto (or -1) keeps 1 GiB free per card as --fit does; all (or any value "
+                "below -1) is everything, the default.",
                 metavar="N|auto|all",
             ),
         ],

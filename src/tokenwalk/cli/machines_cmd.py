@@ -46,12 +46,16 @@ class MachineList(BaseModel):
 
 def machine_rows(query: str | None = None, machines_file: str | None = None) -> list[MachineRow]:
     """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
-    from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines
+    from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines_checked
+    from tokenwalk.cli.app import warn
     from tokenwalk.costs.timing import compute_fit
     from tokenwalk.machine import entry_efficiency, user_machine_files
 
+    entries, broken = load_machines_checked(user_machine_files(machines_file))
+    for err in broken.values():  # left out, each with every mistake it has
+        warn(f"left out: {err}")
     rows = []
-    for e in load_machines(user_machine_files(machines_file)):
+    for e in entries:
         hay = " ".join([e.slug, e.name, e.kind, e.backend, *e.aliases]).lower()
         if query and query.lower() not in hay:
             continue
@@ -145,6 +149,15 @@ def machines(
     from tokenwalk.render.safe import safe_text
 
     rows = machine_rows(query, machines_file)
+    if not rows and query:
+        from tokenwalk.catalog import load_machines, suggest
+        from tokenwalk.errors import InputError
+        from tokenwalk.machine import user_machine_files
+
+        hint = suggest(
+            query, load_machines(user_machine_files(machines_file)), "tokenwalk machines"
+        )
+        raise InputError(f"no machine's name contains '{query}'; {hint}")
     if json:
         emit_json(MachineList(machines=rows))
         return

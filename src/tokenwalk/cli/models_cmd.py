@@ -99,10 +99,13 @@ def catalogue_rows(query: str | None = None, quant: str = "Q4_K_M") -> list[Cata
 
 def _preset(quant: str | None) -> str:
     """The quant preset asked (default Q4_K_M), refused when llama.cpp has no such preset."""
-    from tokenwalk.model.quant import preset
+    from tokenwalk.cli.app import warn
+    from tokenwalk.model.quant import preset, ud_note
 
-    name = (quant or "Q4_K_M").upper()
-    preset(name)
+    name = preset(quant or "Q4_K_M").name
+    note = ud_note(quant or "")
+    if note:
+        warn(note)
     return name
 
 
@@ -239,6 +242,11 @@ def models(
             "`tokenwalk models --fits rtx-5090`"
         )
     rows = catalogue_rows(query, preset)
+    if not rows and query:
+        from tokenwalk.catalog import load_models, suggest
+
+        hint = suggest(query, load_models(), "tokenwalk models")
+        raise InputError(f"no catalogue model's name contains '{query}'; {hint}")
     if json:
         emit_json(CatalogueList(quant=preset, models=rows))
         return

@@ -29,7 +29,7 @@ from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
 from tokenwalk.cli.output import output_options
 from tokenwalk.cli.prompt_opts import ChatOpt, PromptFileOpt, check_one_prompt, load_counted
-from tokenwalk.cli.sweep import sweep
+from tokenwalk.cli.sweep import model_items, sweep
 from tokenwalk.errors import InputError
 from tokenwalk.system import SystemSpec
 
@@ -108,8 +108,9 @@ def budget(
     models: Annotated[
         list[str],
         typer.Argument(
-            help="One or more models loaded together (a target and its draft, say).",
+            help="One or more models loaded together (a target and its draft, say): a,b or a b.",
             show_default=False,
+            metavar="MODEL",
         ),
     ],
     ctx: Annotated[
@@ -139,6 +140,7 @@ def budget(
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
+    models = [item for ref in models for item in model_items(ref)]  # a,b as compare takes it
     sysm, offload = on_system(system)
     if check_one_prompt(None, prompt_file, chat):
         if ctx is not None:

@@ -32,6 +32,20 @@ MODELS_NOTE = " Several models (a,b) run once each."
 _THOUSANDS = re.compile(r"\s*[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?\s*")
 
 
+def _sweep_value(group: str) -> bool:
+    """A group that reads as a value of a sweep in its own right: no leading zero, and a
+    power of two from 16 or a multiple of 100 (128, 512, 2048, 300)."""
+    n = int(group)
+    return group[0] != "0" and (n >= 16 and n & (n - 1) == 0 or n >= 100 and n % 100 == 0)
+
+
+def _ambiguous(part: str) -> bool:
+    """'128,512' reads as well as a list of two sweep values as one number grouped by threes;
+    '8,192', '32,768', '131,072' and '1,048,576' read only as one number."""
+    groups = part.strip().lstrip("+-").split(".")[0].split(",")
+    return all(_sweep_value(g) for g in groups)
+
+
 class Values(list):  # type: ignore[type-arg]
     """The values of an option given as a list, parsed."""
 
@@ -42,12 +56,19 @@ def split_list(value: str, *, numbers: bool = True) -> list[str]:
     With `numbers`, a value of digits grouped by threes (8,192; 1,048,576) is ONE item, a
     thousands separator; a comma followed by a space always separates items ('512, 256';
     '8,192, 16,384' is two). A value without a comma is one item, unchanged. An empty item is
-    refused."""
+    refused, and so is a grouped value whose groups read as sweep values too ('128,512')."""
     if "," not in value:
         return [value]
     items: list[str] = []
     for part in re.split(r",\s+", value) if numbers else [value]:
         if numbers and _THOUSANDS.fullmatch(part):
+            if _ambiguous(part):
+                one = part.strip().replace(",", "")
+                listed = ", ".join(part.strip().split(","))
+                raise typer.BadParameter(
+                    f"'{part.strip()}' reads as one number ({one}) or as a list: write {one} "
+                    f"for the number, or '{listed}' (a comma and a space) for a sweep"
+                )
             items.append(part.strip())
         else:
             items += [item.strip() for item in part.split(",")]

@@ -77,7 +77,7 @@ def decode(
     report = report.model_copy(
         update={
             "energy": decode_energy(report, power, cost.price),
-            "expected_error": typical_error(sysm, setup, "decode"),
+            "decode_error": typical_error(sysm, setup, "decode"),
         }
     )
     fit = system_fit(
@@ -141,7 +141,7 @@ def prefill(
     report = report.model_copy(
         update={
             "energy": prefill_energy(report, power, cost.price),
-            "expected_error": typical_error(sysm, setup, "prefill"),
+            "prefill_error": typical_error(sysm, setup, "prefill"),
         }
     )
     fit = system_fit(

@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.command import Arg, command_line
 from tokenwalk.costs.kv import KvSweepRow, cache_by_context, context_points, kv_bytes, state_bytes
 from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import (
@@ -160,7 +161,8 @@ class BudgetReport(BaseModel):
     by_context: list[KvSweepRow] = []  # the cache at other contexts, up to the trained maximum
     # a system of cards and a host: every device, the placement, the split as `ollama ps` says
     devices: list[DeviceMemory] = []
-    placement: str = ""
+    placement: str = ""  # llama.cpp flags of each model ("; " between models)
+    placement_note: str = ""  # what the -ot overrides keep where, in words
     split: str = ""
     host: str = ""
 
@@ -337,10 +339,14 @@ def budget_contexts(ctx: int, default_ctx: int, max_fit_ctx: int) -> list[int]:
     return sorted({*points, ctx, *([max_fit_ctx] if max_fit_ctx else [])})
 
 
-def runtime_settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:
+def runtime_settings(
+    ctx: int, kv_type: str, parallel: int, placements: Sequence[tuple[str, Sequence[Arg]]] = ()
+) -> dict[str, str]:
     """Runtime settings that reserve `ctx` tokens in all: Ollama's context is per request
     (its memory scales with OLLAMA_NUM_PARALLEL x OLLAMA_CONTEXT_LENGTH), llama.cpp's -c is the
-    total of its -np streams. Ollama's settings only for the cache types Ollama takes."""
+    total of its -np streams. Ollama's settings only for the cache types Ollama takes.
+    `placements` gives each model's placement flags (name, args) on a card and its host: one
+    llama.cpp line per model, as each runs in its own process."""
     settings: dict[str, str] = {}
     if kv_type in OLLAMA_KV_TYPES:
         settings["OLLAMA_CONTEXT_LENGTH"] = str(tokens_per_stream(ctx, parallel))
@@ -349,9 +355,14 @@ def runtime_settings(ctx: int, kv_type: str, parallel: int) -> dict[str, str]:
         settings["OLLAMA_KV_CACHE_TYPE"] = kv_type
         settings["OLLAMA_FLASH_ATTENTION"] = "1"
     fa = "on" if kv_type != "f16" else "auto"  # a quantized V cache needs flash attention
-    settings["llama.cpp"] = f"-c {ctx} -ctk {kv_type} -ctv {kv_type} -fa {fa}" + (
-        f" -np {parallel}" if parallel > 1 else ""
-    )
+    base: list[Arg] = [("-c", str(ctx)), ("-ctk", kv_type), ("-ctv", kv_type), ("-fa", fa)]
+    if parallel > 1:
+        base.append(("-np", str(parallel)))
+    if len(placements) > 1:
+        for name, args in placements:
+            settings[f"llama.cpp ({name})"] = command_line(base, args)
+    else:
+        settings["llama.cpp"] = command_line(base, *(args for _, args in placements))
     return settings
 
 

@@ -47,6 +47,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.command import Arg, blocks_regex, command_line
 from tokenwalk.costs.kv import context_cells, kv_bytes_per_cell, sliding_cells
 from tokenwalk.costs.timing import (
     DevicePart,
@@ -206,8 +207,19 @@ class Placement:
     experts_host: frozenset[int]  # blocks whose routed experts are in RAM
     ngl: int
     ctx: int  # the context reserved (--fit may shrink an unset one)
-    flags: str  # llama.cpp flags that reproduce it
+    args: tuple[Arg, ...]  # llama.cpp flags that reproduce it
     partial: tuple[Partial, ...] = ()  # --fit's partial layers: blocks split by part
+    notes: tuple[str, ...] = ()  # what the -ot overrides keep where, in words
+
+    @property
+    def flags(self) -> str:
+        """The llama.cpp flags, as a user pastes them (`command.command_line`)."""
+        return command_line(self.args)
+
+    @property
+    def note(self) -> str:
+        """What the -ot overrides do, said beside the command, never inside it."""
+        return "; ".join(self.notes)
 
     @cached_property
     def _partial_of(self) -> dict[int, Partial]:
@@ -319,16 +331,21 @@ def place(
             experts_host = frozenset()
     # experts of a RAM layer are in RAM anyway: keep the set to layers on a GPU
     experts_host = frozenset(il for il in experts_host if layer_device[il] != HOST)
-    flags = [f"-ngl {n_gpu}" if n_gpu <= n_all else "-ngl all"]
+    args: list[Arg] = [("-ngl", str(n_gpu) if n_gpu <= n_all else "all")]
+    notes: list[str] = []
     if experts_host:
-        flags.append(_experts_flag(experts_host, moe))
+        args.append(_experts_flag(experts_host, moe, model))
+        if args[-1][0] == "-ot":
+            notes.append(f"routed experts of {_blocks_words(experts_host)} in RAM")
     partial = tuple(p for p in partial if layer_device[p.block] != HOST)
     for p in partial:
         pattern = boundary_pattern(p.block, p.part).pattern
         to = "CPU" if p.to == HOST else _buft_name(buft_names, p.to)
-        flags.append(f'-ot "{pattern}={to}" (block {p.block}: {_PART_WORDS[p.part]})')
+        args.append(("-ot", f"{pattern}={to}"))
+        where = "in RAM" if p.to == HOST else f"on {to}"
+        notes.append(f"block {p.block}: {_PART_WORDS[p.part]}, the rest of its FFN {where}")
     if counts is not None and len(counts) > 1:
-        flags.append("-ts " + ",".join(str(c) for c in counts))
+        args.append(("-ts", ",".join(str(c) for c in counts)))
     return Placement(
         n_devices=len(shares),
         layer_device=tuple(layer_device),
@@ -336,8 +353,9 @@ def place(
         experts_host=experts_host,
         ngl=n_gpu,
         ctx=ctx,
-        flags=" ".join(flags),
+        args=tuple(args),
         partial=partial,
+        notes=tuple(notes),
     )
 
 
@@ -363,20 +381,34 @@ def buft_names(system: System) -> tuple[str, ...]:
 
 
 _PART_WORDS = {
-    "attn": "attention on the GPU, its FFN in RAM",
-    "up": "attention and ffn_up on the GPU",
-    "gate": "attention, ffn_up and ffn_gate on the GPU",
+    "attn": "attention on its card",
+    "up": "attention and ffn_up on its card",
+    "gate": "attention, ffn_up and ffn_gate on its card",
 }
 
 
-def _experts_flag(host: frozenset[int], moe: list[int]) -> str:
+def _blocks_words(blocks: frozenset[int]) -> str:
+    """'blocks 18-35', 'block 7', 'blocks 3, 5-9': the runs of consecutive blocks."""
+    runs: list[list[int]] = []
+    for b in sorted(blocks):
+        if runs and runs[-1][1] == b - 1:
+            runs[-1][1] = b
+        else:
+            runs.append([b, b])
+    words = ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+    return ("block " if len(blocks) == 1 else "blocks ") + words
+
+
+def _experts_flag(host: frozenset[int], moe: list[int], model: Model) -> Arg:
+    """--cpu-moe, --n-cpu-moe N, or an -ot override naming the blocks whose routed experts
+    go to RAM (a run may cross blocks without experts, which the pattern cannot match)."""
     if set(moe) <= host:
-        return "--cpu-moe"
+        return ("--cpu-moe", None)
     top = max(host)
     if host == {il for il in moe if il <= top}:
-        return f"--n-cpu-moe {top + 1}"
-    lo = min(host)
-    return f'-ot "blk\\.({lo}..{top})\\.ffn_.*_exps=CPU" (experts of {len(host)} layers in RAM)'
+        return ("--n-cpu-moe", str(top + 1))
+    no_experts = set(range(model.spec.n_layer_all)) - set(moe)
+    return ("-ot", rf"blk\.{blocks_regex(host, no_experts)}\.ffn_.*_exps=CPU")
 
 
 # -- memory --------------------------------------------------------------------------------------
@@ -661,7 +693,7 @@ def fit_auto(
     full = place(model, offload, shares, ctx=c0)
     at_full = gpus(full)
     if all(m.free_bytes >= margin for m in at_full):
-        return _with_flag(full, "")
+        return full
     c = c0
     moe = [x.index for x in model.layers if x.ffn is Ffn.MOE and not x.mtp]
     if ctx is None and trained > FIT_MIN_CTX and sum(m.free_bytes - margin for m in at_full) < 0:
@@ -679,12 +711,12 @@ def fit_auto(
             c += int((trained - FIT_MIN_CTX) * room / span) if span > 0 else 0
             c = max(c - c % 256, FIT_MIN_CTX)
             if nd == 1:
-                return _with_flag(place(model, offload, shares, ctx=c), f"-c {c}")
-    ctx_flag = f"-c {c}" if ctx is None else ""
+                return _with_ctx(place(model, offload, shares, ctx=c), c)
+    ctx_flag = c if ctx is None else None
     if not moe:
-        return _with_flag(_fill_back_to_front(model, offload, shares, c, ok, nd), ctx_flag)
+        return _with_ctx(_fill_back_to_front(model, offload, shares, c, ok, nd), ctx_flag)
     fitter = _MoeFit(model, offload, shares, c, free, margin, buft_names(system), moe)
-    return _with_flag(fitter.run(), ctx_flag)
+    return _with_ctx(fitter.run(), ctx_flag)
 
 
 @dataclass
@@ -898,8 +930,9 @@ def _fill_back_to_front(
     return place(model, offload, shares, ctx=ctx, ngl=taken, counts=counts)
 
 
-def _with_flag(p: Placement, extra: str) -> Placement:
-    return replace(p, flags=(p.flags + " " + extra).strip() if extra else p.flags)
+def _with_ctx(p: Placement, ctx: int | None) -> Placement:
+    """`p` with the context --fit chose (-c), where the user gave none."""
+    return p if ctx is None else replace(p, args=(*p.args, ("-c", str(ctx))))
 
 
 # -- time ----------------------------------------------------------------------------------------

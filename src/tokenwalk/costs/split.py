@@ -24,6 +24,7 @@ from tokenwalk.costs.budget import (
     loaded_weight_bytes,
     runtime_settings,
 )
+from tokenwalk.costs.command import Arg, command_line
 from tokenwalk.costs.kv import cache_by_context, kv_bytes, state_bytes
 from tokenwalk.costs.offload import (
     ON_THE_CPU,
@@ -312,11 +313,8 @@ def _alternatives(
             continue
         if all(d.fits for d in devices):
             p = setups[0].placement
-            hints.append(
-                f"{label} fits ({p.flags}, {_memory_split(devices)}"
-                + (f", context {p.ctx:,}" if p.ctx != ctx else "")
-                + ")"
-            )
+            at = f", context {p.ctx:,}" if p.ctx != ctx else ""
+            hints.append(f"{label} fits ({_memory_split(devices)}{at}): {p.flags}")
     return hints
 
 
@@ -399,12 +397,13 @@ def split_budget_report(
             if all(d.fits for d in devs):
                 hints.append(f"--quant {preset} fits as placed ({_memory_split(devs)})")
                 break
-    settings = runtime_settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
-    flags = " ".join(dict.fromkeys(s.placement.flags for s in setups))
-    if settings:
-        settings["llama.cpp"] += " " + flags
-        if offload.split_mode == "tensor":
-            settings["llama.cpp"] += " -sm tensor"
+    placements = [(s.model.name, _args(s)) for s in setups]
+    settings = (
+        runtime_settings(ctx if fits else best, kv_type, parallel, placements)
+        if fits or best
+        else {}
+    )
+    flags = "; ".join(dict.fromkeys(command_line(args) for _, args in placements))
     if setups[0].tensor_split and kv_type != "f16":
         warnings.append("--split-mode tensor needs an unquantized KV cache (llama.cpp)")
     default_ctx = max((m.spec.n_ctx_train for m in models), default=0) or ctx
@@ -441,6 +440,7 @@ def split_budget_report(
         ),
         devices=devices,
         placement=flags,
+        placement_note="; ".join(n for n in dict.fromkeys(s.placement.note for s in setups) if n),
         split=_memory_split(devices),
         host=system.host_note
         + (f"; link {system.link}" if system.link else "")
@@ -464,7 +464,7 @@ def split_memory_fit(
     if not over:
         free = min(devices, key=lambda d: d.free_bytes)
         note = (
-            f"{name} fits ({setup.placement.flags}): {size(free.free_bytes)} free on "
+            f"{name} fits as placed: {size(free.free_bytes)} free on "
             f"{free.device} at {ctx:,} tokens"
         )
     else:
@@ -472,7 +472,7 @@ def split_memory_fit(
             f"{d.device} needs {size(d.used_bytes)} of {size(d.room_bytes)}" for d in over
         )
         note = (
-            f"{name} does not fit as placed ({setup.placement.flags}): {short}; these times "
+            f"{name} does not fit as placed: {short}; these times "
             "assume it does (`tokenwalk budget` says what fits)"
         )
     return MemoryFit(
@@ -511,13 +511,19 @@ def split_pass_time(
     )
 
 
+def _args(setup: Setup) -> tuple[Arg, ...]:
+    """The llama.cpp flags of a placed model: its placement's, and -sm tensor where asked."""
+    return setup.placement.args + ((("-sm", "tensor"),) if setup.tensor_split else ())
+
+
 def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
     s = setup.system
     return SplitInfo(
         system=s.name,
         host=s.host_note,
         link=s.link,
-        placement=setup.placement.flags + (" -sm tensor" if setup.tensor_split else ""),
+        placement=command_line(_args(setup)),
+        placement_note=setup.placement.note,
         split=split_text(gpu_share),
         gpu_share=gpu_share,
         parts=sp.parts if sp is not None else [],

@@ -812,12 +812,13 @@ class SplitInfo(BaseModel):
     system: str
     host: str  # where the host comes from
     link: str
-    placement: str  # llama.cpp flags
+    placement: str  # llama.cpp flags, as pasted into a shell
     split: str  # "41%/59% CPU/GPU"
     gpu_share: float  # share of the weights read per step that sit on a GPU
     parts: list[DevicePart]
     rpc: RpcLink | None = None  # cards in another box: the network's terms (costs.offload)
     host_fit: Efficiency | None = None  # the host's efficiencies, where its CPU computes a part
+    placement_note: str = ""  # what the -ot overrides keep where, in words ("" without any)
 
 
 # -- decode -----------------------------------------------------------------------------------
@@ -889,7 +890,7 @@ class DecodeReport(_OnMachine):
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
     # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
-    expected_error: ExpectedError | None = None
+    decode_error: ExpectedError | None = None
 
 
 def compared_with_reading(tok_s: float) -> str:
@@ -1038,7 +1039,7 @@ class PrefillReport(_OnMachine):
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
     # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
-    expected_error: ExpectedError | None = None
+    prefill_error: ExpectedError | None = None
 
     def experts_fit(self) -> Efficiency:
         """The efficiencies the routed experts were multiplied at: the card's, or the host

@@ -30,7 +30,7 @@ from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
-from tokenwalk.numbers import duration, size
+from tokenwalk.numbers import counted, duration, size
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -233,7 +233,7 @@ def trace_report(
         add(
             "prefill",
             pre.ttft_s,
-            f"{len(pre.chunks)} chunks of up to {ubatch:,} tokens; bound by {bounds}",
+            f"{counted(len(pre.chunks), 'chunk')} of up to {ubatch:,} tokens; bound by {bounds}",
         )
     kv_after = kv_stored_bytes(model, prompt, kv_type, ubatch)
     state = state_bytes(model)

@@ -32,7 +32,7 @@ from tokenwalk.gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, G
 from tokenwalk.gguf.reader import TensorInfo, align_up
 from tokenwalk.model.spec import ArchSpec
 
-__all__ = ["Preset", "PRESETS", "assign_types", "preset"]
+__all__ = ["Preset", "PRESETS", "assign_types", "preset", "ud_base", "ud_note"]
 
 Q = GGMLQuantizationType
 
@@ -101,9 +101,44 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-def preset(name: str) -> Preset:
-    """Look a preset up by name, case-insensitively (``q4_k_m`` and ``MXFP4_MOE`` work)."""
+# Unsloth's dynamic quants (UD-...) are llama-quantize presets with chosen tensors kept at
+# higher precision (its own per-tensor recipe, not published as rules): sized as the preset
+# they start from, which the answer says. The _XL names start from the preset below.
+_UD_XL_BASE = {
+    "Q8_K_XL": "Q8_0",
+    "Q6_K_XL": "Q6_K",
+    "Q5_K_XL": "Q5_K_M",
+    "Q4_K_XL": "Q4_K_M",
+    "Q3_K_XL": "Q3_K_M",
+    "Q2_K_XL": "Q2_K",
+}
+
+
+def ud_base(name: str) -> str | None:
+    """The preset an Unsloth dynamic quant is sized as ('UD-Q4_K_XL' -> 'Q4_K_M',
+    'UD-IQ3_XXS' -> 'IQ3_XXS'), or None for a name that is not one."""
     key = name.strip().upper()
+    if not key.startswith("UD-"):
+        return None
+    base = _UD_XL_BASE.get(key[3:], key[3:])
+    return base if base in PRESETS else None
+
+
+def ud_note(name: str) -> str | None:
+    """What an answer says of a UD- quant: the preset it is sized as, and why."""
+    base = ud_base(name)
+    if base is None:
+        return None
+    return (
+        f"{name.strip()} is Unsloth's dynamic quant: sized as {base}, the preset it starts "
+        "from; Unsloth keeps some tensors at higher precision, so the file runs a little larger"
+    )
+
+
+def preset(name: str) -> Preset:
+    """Look a preset up by name, case-insensitively (``q4_k_m`` and ``MXFP4_MOE`` work); an
+    Unsloth dynamic quant (UD-Q4_K_XL) gives the preset it is sized as (`ud_base`)."""
+    key = ud_base(name) or name.strip().upper()
     if key == "MXFP4_MOE":
         key = "MXFP4"
     if key not in PRESETS:

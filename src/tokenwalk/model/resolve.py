@@ -76,10 +76,10 @@ def _build_from_config(
     config: Mapping[str, Any], name: str, quant: str | None, source: str
 ) -> Model:
     from tokenwalk.model.hf import spec_from_config
-    from tokenwalk.model.quant import assign_types
+    from tokenwalk.model.quant import assign_types, ud_base
     from tokenwalk.model.synth import synthesize_tensors
 
-    preset = (quant or DEFAULT_QUANT).upper()
+    preset = ud_base(quant or "") or (quant or DEFAULT_QUANT).upper()
     spec = spec_from_config(config, source=name)
     shapes = synthesize_tensors(spec)
     infos: list[TensorInfo] = assign_types(spec, shapes, preset)

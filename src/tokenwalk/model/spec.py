@@ -461,6 +461,19 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         n_head_kv = tuple(0 if r else h for h, r in zip(n_head_kv, is_recurrent, strict=True))
         kw["is_recurrent"] = is_recurrent
 
+    # as a config's num_attention_heads and num_key_value_heads: at least one head in every
+    # block with attention (0 marks a recurrent block, which has none)
+    for key, heads in (("head_count", n_head), ("head_count_kv", n_head_kv)):
+        zero = [
+            il for il, h in enumerate(heads) if h < 1 and not (is_recurrent and is_recurrent[il])
+        ]
+        if zero:
+            raise MetadataError(
+                f"metadata key '{arch}.attention.{key}' is 0 for attention block {zero[0]}"
+                + (f" and {len(zero) - 1} more" if len(zero) > 1 else "")
+                + ": an attention block has at least one head"
+            )
+
     if arch == "deepseek2":
         kw.update(
             kv_lora_rank=m.int("attention.kv_lora_rank", minimum=1),

@@ -227,7 +227,7 @@ def write_machine_entry(path: Path, entry: dict[str, Any]) -> None:
     and renamed, so a failure leaves the file as it was."""
     import yaml
 
-    from tokenwalk.catalog import load_machines, read_yaml
+    from tokenwalk.catalog import load_machines_checked, read_yaml
 
     entries: list[Any] = []
     if path.exists():
@@ -247,7 +247,10 @@ def write_machine_entry(path: Path, entry: dict[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     try:
-        load_machines((tmp,))  # what tokenwalk will read back: refuse to store what it cannot
+        # what tokenwalk will read back: refuse to store a file with any entry it leaves out
+        _, broken = load_machines_checked((tmp,))
+        if broken:
+            raise next(iter(broken.values()))
     except SpecError as exc:
         tmp.unlink(missing_ok=True)
         raise SpecError(str(exc).replace(str(tmp), str(path))) from None

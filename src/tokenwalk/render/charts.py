@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import capacity, human_bytes, rate, seconds
 from tokenwalk.render.safe import visible
 from tokenwalk.render.sweep import byte_unit
@@ -349,7 +350,7 @@ def chart_prefill_report(r: PrefillReport, console: Console) -> None:
     _title(
         console,
         f"Time to first token as the prompt runs: {seconds(r.ttft_s)} for"
-        f" {r.computed_tokens:,} tokens in {r.n_chunks:,} chunks of {r.ubatch:,}",
+        f" {r.computed_tokens:,} tokens in {counted(r.n_chunks, 'chunk')} of {r.ubatch:,}",
     )
     if len(xs) < 2:
         _hbars(console, [("chunk 1", r.ttft_s, seconds(r.ttft_s))])

@@ -16,6 +16,7 @@ from tokenwalk.costs.compare import CompareReport, CompareRow, ModelsFitReport
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.render.energy import money, wh
 from tokenwalk.render.fmt import count, human_bytes, params, rate, seconds
+from tokenwalk.render.fmt import free as free_text
 from tokenwalk.render.layout import drop_columns, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text, visible
 from tokenwalk.render.timing import error_range
@@ -86,9 +87,7 @@ def _fits(verdict: str | None) -> Text:
 def _free(free: int | None) -> Text:
     if free is None:
         return Text("?", style="dim")
-    if free < 0:
-        return Text(human_bytes(free), style="red")
-    return Text(human_bytes(free))
+    return Text(free_text(free), style="red" if free < 0 else "")
 
 
 def _energy(e: EnergyCost) -> Text:
@@ -179,7 +178,9 @@ def render_compare(r: CompareReport, console: Console) -> None:
     for x in r.rows:
         if x.placement and x.placement != "-ngl all":
             who = x.machine if one_model else f"{x.model} on {x.machine}"
-            _note(console, f"{who}: {x.placement}, weights {x.split}")
+            # the flags a user copies: one line, folded by the terminal, never by the view
+            line = f"{who}: weights {x.split}; llama.cpp {x.placement}"
+            console.print(safe_text(line, style="dim", limit=None), soft_wrap=True)
     _note(console, "Power: " + "; ".join(dict.fromkeys(_power(x) for x in r.rows)) + ".")
     errors = dict.fromkeys(
         f"{x.machine} {error_range(x.decode_error)} and {error_range(x.prefill_error)}"

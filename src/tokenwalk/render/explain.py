@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from tokenwalk.costs.timing import cpu_matvec_kernels
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import (
     NBSP,
     human_bytes,
@@ -35,6 +36,7 @@ from tokenwalk.render.fmt import (
     rows,
     seconds,
 )
+from tokenwalk.render.fmt import free as free_text
 from tokenwalk.render.safe import visible
 
 if TYPE_CHECKING:
@@ -1007,7 +1009,7 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
             "sum of the chunk times (tokenwalk prefill --explain)",
             _sum([_s(p.duration_s) for p in chunks]) if len(chunks) > 1 else "",
             _s(r.prefill_s),
-            f"{r.prompt_tokens - r.cached_tokens:,} tokens in {r.n_chunks} chunks",
+            f"{r.prompt_tokens - r.cached_tokens:,} tokens in {counted(r.n_chunks, 'chunk')}",
         )
     )
     before = [p for p in r.phases if p.start_s < r.ttft_s and p.duration_s > 0]
@@ -1458,7 +1460,7 @@ def explain_compare_report(r: Any, console: Console) -> None:
     one_machine = len({row.machine for row in r.rows}) == 1
     for i, row in enumerate(r.rows):
         name = row.machine if one_model else row.model if one_machine else f"row {i + 1}"
-        free = "" if row.free_bytes is None else f"free {human_bytes(row.free_bytes)}, "
+        free = "" if row.free_bytes is None else f"free {free_text(row.free_bytes)}, "
         steps.append(
             Step(
                 f"  {visible(name)}",
@@ -1500,7 +1502,7 @@ def explain_models_fit_report(r: Any, console: Console) -> None:
                 f"decode at {m.ctx:,} tokens",
                 "",
                 _r(m.tok_s),
-                f"{human_bytes(m.weights_bytes)} weights, free {human_bytes(m.free_bytes)}, "
+                f"{human_bytes(m.weights_bytes)} weights, free {free_text(m.free_bytes)}, "
                 f"up to {m.max_fit_ctx:,} tokens: {m.verdict}",
             )
         )

@@ -17,6 +17,7 @@ __all__ = [
     "capacity",
     "duration",
     "human_bytes",
+    "free",
     "seconds",
     "params",
     "count",
@@ -36,15 +37,26 @@ seconds = duration
 """Seconds in the largest sensible unit: '80 ms', '5.1 s', '5.9 h' (`numbers.duration`)."""
 
 
+def free(n_bytes: float) -> str:
+    """Memory left: '1.44 GB', or what is missing when none is: 'short by 22.3 GB' (a sign
+    in front of a size reads as a typo)."""
+    return size(n_bytes) if n_bytes >= 0 else f"short by {size(-n_bytes)}"
+
+
 def params(n: float) -> str:
-    """Parameter counts: 35,505,251,456 -> '35.5 B', 268e6 -> '268 M'."""
+    """Parameter counts, three significant digits in every range: 35,505,251,456 -> '35.5 B',
+    2.95e9 -> '2.95 B', 845e6 -> '845 M', 23e6 -> '23.0 M', 135e3 -> '135 K'."""
     n = float(n)
-    if n >= 1e12:
-        return f"{n / 1e12:.2f} T"
-    if n >= 1e9:
-        return f"{n / 1e9:.2f} B" if n < 1e10 else f"{n / 1e9:.1f} B"
-    if n >= 1e6:
-        return f"{n / 1e6:.0f} M"
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= scale * 0.9995:
+            v = n / scale
+            return (
+                f"{v:.2f} {unit}"
+                if v < 9.995
+                else f"{v:.1f} {unit}"
+                if v < 99.95
+                else f"{v:.0f} {unit}"
+            )
     return f"{n:,.0f}"
 
 

@@ -7,14 +7,13 @@ from rich.text import Text
 
 from tokenwalk.costs.kv import KvReport
 from tokenwalk.render.fmt import count, human_bytes
-from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
+from tokenwalk.render.layout import Facts, FitTable, marker, note_lines, title_of
 from tokenwalk.render.safe import safe_markup
 
 
 def render_kv(r: KvReport, console: Console) -> None:
-    title = f"{safe_markup(r.model)}  ·  KV cache {r.kv_type}  ·  {count(r.ctx)} tokens"
-    if r.parallel > 1:
-        title += f" x {r.parallel} streams"
+    at = f"{count(r.ctx)} tokens" + (f" x {r.parallel} streams" if r.parallel > 1 else "")
+    title = title_of([safe_markup(r.model), f"KV cache {r.kv_type}", at], console.width)
     # (kind, layers, per token, cells held, at this context, what the kind's numbers mean)
     rows: list[tuple[str, str, str, str, str, str]] = []
     for k in r.kinds:

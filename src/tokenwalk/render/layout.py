@@ -24,7 +24,11 @@ __all__ = [
     "note_lines",
     "Facts",
     "FitTable",
+    "Whole",
+    "title_of",
 ]
+
+SEPARATOR = "  ·  "
 
 NOTE_MIN = 36  # a notes column at least this wide is never squeezed
 NOTE_NARROWEST = 24  # a narrower one always is: its notes go under their facts
@@ -101,6 +105,51 @@ def note_lines(notes: Sequence[tuple[int, str]], width: int, tail: Sequence[str]
     if line:
         lines.append(line)
     return lines
+
+
+def title_of(parts: Sequence[str], width: int, *, markup: bool = True) -> str:
+    """A title of parts joined by ' · ', broken only at a separator where the whole is wider
+    than `width` (the separator gives way to the line break), so that no part (a machine's
+    name) is split across lines where it fits one. `markup`: the parts are Rich markup,
+    measured as printed."""
+    from rich.text import Text
+
+    def cells(x: str) -> int:
+        return Text.from_markup(x).cell_len if markup else Text(x).cell_len
+
+    lines: list[str] = []
+    for part in parts:
+        if lines and cells(lines[-1] + SEPARATOR + part) <= width:
+            lines[-1] += SEPARATOR + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+class Whole:
+    """Lines a user copies (a llama.cpp command line), each printed whole on one line however
+    narrow the terminal: the terminal folds it, so that a copy pastes one line. Printed with
+    `console.print(..., crop=False)`, since Rich crops what is wider than the console."""
+
+    def __init__(
+        self, rows: Sequence[tuple[str, str]], *, indent: int = 1, key_width: int = 0
+    ) -> None:
+        self.rows = list(rows)
+        self.indent = indent
+        self.key_width = key_width  # the labels of the table above, to line up with
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable:
+        from rich.segment import Segment
+
+        from tokenwalk.render.safe import safe_text
+
+        w = max((len(k) for k, _ in self.rows), default=self.key_width)
+        w = max(w, self.key_width)
+        for key, value in self.rows:
+            yield Segment(" " * self.indent)
+            yield Segment(f"{key:<{w}}  ", console.get_style("bold"))
+            yield from safe_text(value, limit=None).render(console)
+            yield Segment.line()
 
 
 def _text(cell: RenderableType, style: str = "") -> Text:

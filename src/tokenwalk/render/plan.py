@@ -16,10 +16,13 @@ from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.timing import MATVEC_MAX_BATCH
 from tokenwalk.costs.trace import TraceReport
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import NBSP, capacity, count, human_bytes, pct, rate, seconds
+from tokenwalk.render.fmt import free as free_text
 from tokenwalk.render.layout import (
     Facts,
     FitTable,
+    Whole,
     left_out_note,
     marker,
     note_lines,
@@ -68,7 +71,6 @@ def render_budget(r: BudgetReport, console: Console) -> None:
     verdict = Text(r.verdict, style=_VERDICT_STYLE[r.verdict])
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
     summary.add_column(overflow="fold")
     summary.add_row("verdict", verdict)
     if r.gpu_limit_bytes is not None:
@@ -84,12 +86,25 @@ def render_budget(r: BudgetReport, console: Console) -> None:
             "at the model's full context",
             f"{count(r.default_ctx)} tokens would hold {human_bytes(r.default_cache_bytes)} of KV",
         )
-    for k, v in r.settings.items():
-        summary.add_row(safe_text(k), safe_text(v, limit=None))
-    for hint in r.hints:
-        summary.add_row("try", safe_text(hint, limit=None))
-    console.print(Group(t, "", summary))
+    whole = _settings_rows(r, summary) + [("try", hint) for hint in r.hints]
+    console.print(Group(t, "", summary, Whole(whole, key_width=_label_width(summary))), crop=False)
     console.print("[dim]GB = 1e9 bytes; GiB = 2^30 bytes (a '24 GB' card holds 24 GiB).[/dim]")
+
+
+def _label_width(summary: Table) -> int:
+    return max((len(str(c)) for c in summary.columns[0].cells), default=0)
+
+
+def _settings_rows(r: BudgetReport, summary: Table) -> list[tuple[str, str]]:
+    """The settings into `summary`, but for llama.cpp's command lines: those come back, to be
+    printed whole (`Whole`), where a copy takes them in one piece."""
+    lines = []
+    for k, v in r.settings.items():
+        if k.startswith("llama.cpp"):
+            lines.append((k, v))
+        else:
+            summary.add_row(safe_text(k), safe_text(v, limit=None))
+    return lines
 
 
 def _render_devices(r: BudgetReport, console: Console) -> None:
@@ -107,7 +122,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
                 holds = f"experts of {d.expert_layers}" + (f" + {holds}" if d.layers else "")
         else:
             holds = f"{d.layers} layers" + (" + head" if d.output else "")
-        free = human_bytes(d.free_bytes) if d.fits else f"[red]-{human_bytes(-d.free_bytes)}[/red]"
+        left = free_text(d.free_bytes) if d.fits else f"[red]{free_text(d.free_bytes)}[/red]"
         style = "red" if not d.fits else ("cyan" if d.role == "gpu" else "magenta")
         rows.append(
             {
@@ -116,7 +131,7 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
                 "weights": Text(human_bytes(d.weights_bytes)),
                 "KV": Text(human_bytes(d.kv_bytes)),
                 "buffers": Text(human_bytes(d.buffers_bytes)),
-                "free": Text.from_markup(free),
+                "free": Text.from_markup(left),
                 "of": Text(human_bytes(d.capacity_bytes)),
             }
         )
@@ -125,10 +140,11 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     dropped = t.fill(rows, console.width, ("buffers", "of", "holds"), left=("device", "holds"))
     summary = Table(show_header=False, box=None)
     summary.add_column(style="bold")
-    # a flag the user copies (-ot "blk\\.(28..39)...") is folded where it is too wide, never cut
     summary.add_column(overflow="fold")
     summary.add_row("verdict", Text(r.verdict, style=_VERDICT_STYLE[r.verdict]))
-    summary.add_row("placement", safe_text(f"{r.split}  ({r.placement})", limit=None))
+    summary.add_row(
+        "placement", safe_text(f"{r.split}: {r.placement_note}" if r.placement_note else r.split)
+    )
     summary.add_row(
         "capacity",
         "; ".join(f"{safe_markup(d.device)} {capacity(d.capacity_bytes)}" for d in r.devices),
@@ -138,12 +154,15 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     summary.add_row(
         "largest context that fits", count(r.max_fit_ctx) + " tokens" if r.max_fit_ctx else "none"
     )
-    for k, v in r.settings.items():
-        summary.add_row(safe_text(k), safe_text(v, limit=None))
-    for hint in r.hints:
-        summary.add_row("try" if "fits" in hint else "short", safe_text(hint, limit=None))
+    whole = _settings_rows(r, summary) or [("flags", r.placement)]
+    for hint in r.hints:  # what would fit ends with its flags, to be copied whole
+        if "fits" in hint:
+            whole.append(("try", hint))
+        else:
+            summary.add_row("short", safe_text(hint, limit=None))
     left_out = [left_out_note(dropped, console.width)] if dropped else []
-    console.print(Group(t, *left_out, "", summary))
+    whole_rows = Whole(whole, key_width=_label_width(summary))
+    console.print(Group(t, *left_out, "", summary, whole_rows), crop=False)
     console.print(
         "[dim]free = capacity - system - weights - KV - buffers; GB = 1e9 bytes, GiB = 2^30.[/dim]"
     )
@@ -285,7 +304,11 @@ def render_trace(r: TraceReport, console: Console) -> None:
     s = Facts()
     if r.cold:
         s.add_row("load", seconds(r.load_s), f"at {r.load_gbs:.3g} GB/s, {escape(r.load_from)}")
-    s.add_row("prefill", seconds(r.prefill_s), f"{r.n_chunks} chunks of up to {r.ubatch} tokens")
+    s.add_row(
+        "prefill",
+        seconds(r.prefill_s),
+        f"{counted(r.n_chunks, 'chunk')} of up to {r.ubatch} tokens",
+    )
     s.add_row("time to first token", seconds(r.ttft_s), "")
     s.add_row(
         "writing",

@@ -1,8 +1,9 @@
 """Rows of a result for --csv (and for the rows of a sweep): flat dicts of plain values.
 
 Numbers stay plain: bytes as integers, seconds and rates as floats, no units, no markup. A
-timing answer is one row with the headline columns its sweep shows (`headline`); a sweep is
-its inputs then those columns; tables (kv's contexts, the catalogues) are their rows."""
+timing answer is one row: what it is of (model, machine, context: `_identity`) then the
+headline columns its sweep shows (`headline`); a sweep is its inputs then those columns;
+tables (kv's contexts, the catalogues) are their rows."""
 
 from __future__ import annotations
 
@@ -125,6 +126,9 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
         if len(report.calls) > 1:
             return [{"model": report.model, **row.model_dump()} for row in report.calls]
         return [report.model_dump(exclude={"calls"})]
+    if name == "SessionReport":  # trace --chat: a row per call, as its table shows them
+        head = {"model": report.model, "machine": report.machine}
+        return [{**head, **call.model_dump()} for call in report.calls]
     if name == "ProbeReport":
         return [_probe_row(report)]
     if name == "MachineFit":
@@ -138,8 +142,26 @@ def csv_rows(report: Any) -> list[dict[str, Cell]]:
     if name in ("CompareReport", "ModelsFitReport"):
         return compare_rows(report)
     if name in _HEADLINES:
-        return [headline(report)[1]]
+        return [{**_identity(report), **headline(report)[1]}]
     raise InputError(f"--csv is not available for this answer ({name})")
+
+
+# what a single answer is of, ahead of its headline columns (a sweep's row has its inputs)
+_IDENTITY = ("model", "target", "draft", "quant", "machine", "ctx", "prompt_tokens")
+_IDENTITY += ("output_tokens", "kv_type")
+
+
+def _identity(report: Any) -> dict[str, Cell]:
+    """The model, machine and context a single answer is of, under their JSON keys."""
+    row: dict[str, Cell] = {}
+    models = getattr(report, "models", None)
+    if models and hasattr(models[0], "model"):  # budget: the models loaded together
+        row["model"] = " + ".join(m.model for m in models)
+    for key in _IDENTITY:
+        value = getattr(report, key, None)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            row.setdefault(key, value)
+    return row
 
 
 def compare_rows(report: Any) -> list[dict[str, Any]]:

@@ -6,15 +6,16 @@ from rich.console import Console, Group
 
 from tokenwalk.costs.size import SizeReport
 from tokenwalk.render.fmt import count, human_bytes, params
-from tokenwalk.render.layout import Facts, FitTable
+from tokenwalk.render.layout import Facts, FitTable, title_of
 from tokenwalk.render.safe import safe_markup, safe_text
 
 
 def render_size(r: SizeReport, console: Console) -> None:
-    title = f"{safe_markup(r.model)}  ·  {safe_markup(r.architecture)}  ·  {safe_markup(r.quant)}"
+    parts = [safe_markup(r.model), safe_markup(r.architecture), safe_markup(r.quant)]
+    title = title_of(parts, console.width)
     head = Facts(title, value_justify="left")
     exact = "exact, from the header" if r.file_bytes_exact else "estimated from the config"
-    head.add_row("parameters", params(r.params), f"{count(r.params)}")
+    head.add_row("parameters", params(r.params), f"exactly {count(r.params)}")
     head.add_row("active per token", params(r.active_params), "weights a decoded token multiplies")
     head.add_row("file size", human_bytes(r.file_bytes), f"{count(r.file_bytes)} bytes, {exact}")
     head.add_row(

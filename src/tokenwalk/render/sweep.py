@@ -11,6 +11,7 @@ from rich.table import Table
 
 from tokenwalk.costs.sweep import Cell, SweepColumn, SweepReport
 from tokenwalk.render.fmt import count, params
+from tokenwalk.render.layout import title_of
 from tokenwalk.render.safe import safe_markup, safe_text
 
 __all__ = ["render_sweep", "byte_unit"]
@@ -71,7 +72,7 @@ def _value_cell(c: SweepColumn, value: Cell, per: float = 1e9) -> str:
     return _number(value)
 
 
-def _title(r: SweepReport) -> str:
+def _title(r: SweepReport, width: int) -> str:
     first: Any = r.runs[0] if r.runs else None
     what = getattr(first, "model", None) or getattr(first, "target", None)
     if what is None and getattr(first, "models", None):  # budget: the models loaded together
@@ -79,7 +80,7 @@ def _title(r: SweepReport) -> str:
     if {"model", "target"} & set(r.axes):  # the models are a column of their own
         what = None
     parts = [r.command, *([safe_markup(what)] if what else []), f"{len(r.rows)} runs"]
-    return "  ·  ".join(parts)
+    return title_of(parts, width)
 
 
 def _width(cell: str, words: bool) -> int:
@@ -146,7 +147,7 @@ def render_sweep(r: SweepReport, console: Console) -> None:
         [_value_cell(c, row.values.get(c.key), per) for row in r.rows]
         for c, (per, _) in zip(r.columns, units, strict=True)
     ]
-    console.print(_table(_title(r), headings, columns, console))
+    console.print(_table(_title(r, console.width), headings, columns, console))
     for i, (row, run) in enumerate(zip(r.rows, r.runs, strict=False), start=1):
         memory = getattr(run, "memory", None)
         if memory is not None and not memory.fits:

@@ -15,6 +15,7 @@ from tokenwalk.costs.timing import (
     cpu_matvec_kernels,
 )
 from tokenwalk.machine import Efficiency
+from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import (
     count,
     human_bytes,
@@ -25,7 +26,7 @@ from tokenwalk.render.fmt import (
     rows,
     seconds,
 )
-from tokenwalk.render.layout import Facts, FitTable, marker, note_lines
+from tokenwalk.render.layout import Facts, FitTable, Whole, marker, note_lines, title_of
 from tokenwalk.render.safe import safe_markup, visible
 
 __all__ = [
@@ -102,12 +103,11 @@ def _summary() -> Facts:
 
 
 def render_decode(r: DecodeReport, console: Console) -> None:
-    title = (
-        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"decode at {count(r.ctx)} tokens"
-    )
+    at = f"decode at {count(r.ctx)} tokens"
     if r.parallel > 1:  # ctx is the total, as llama.cpp's -c
-        title += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
+        at += f" in {r.parallel} streams of {count(r.ctx // r.parallel)}"
+    head = [f"{visible(r.model)} {visible(r.quant)}", visible(r.machine_name), at]
+    title = title_of(head, console.width, markup=False)
     reads = FitTable()
     reads.add_column("a step reads")
     reads.add_column("bytes", justify="right")
@@ -207,12 +207,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
     lo, hi = r.reading_tok_s
     _kv(s, "vs reading", r.vs_reading, f"people read about {lo:g} to {hi:g} tokens a second")
     _kv(s, "efficiencies", "", fit_line(r.fit))
-    if r.expected_error is not None:
-        _kv(s, "typical error", *error_line(r.expected_error, "decode"))
+    if r.decode_error is not None:
+        _kv(s, "typical error", *error_line(r.decode_error, "decode"))
     parts: list = [Text(title, style="italic"), reads, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "a step", console.width)]
-    console.print(Group(*parts))
+    console.print(Group(*parts), crop=False)  # llama.cpp's flags whole (`Whole`)
 
 
 def rpc_lines(r: RpcLink, what: str) -> list[tuple[str, str]]:
@@ -239,12 +239,7 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     Each device's note (what bounds it, what its time is) stands beside its row where the
     whole table fits `width` columns, else under the table, marked ¹ ² ..."""
     head = _summary()
-    _kv(
-        head,
-        "placement",
-        safe_markup(sp.split),
-        safe_markup(sp.placement, limit=None) or "-ngl all",
-    )
+    _kv(head, "placement", safe_markup(sp.split), safe_markup(sp.placement_note))
     if sp.host:
         _kv(head, "host", "", safe_markup(sp.host))
     if sp.host_fit is not None:  # under the host: its CPU's efficiencies
@@ -254,8 +249,9 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
     if sp.rpc is not None:
         for key, line in rpc_lines(sp.rpc, what):
             _kv(head, key, "", safe_markup(line))
+    flags = Whole([("llama.cpp", sp.placement or "-ngl all")], indent=0)
     if len(sp.parts) < 2:
-        return Group(head)
+        return Group(head, flags)
     total = sum(p.time_s for p in sp.parts) or 1.0
     rows = []
     for p in sp.parts:
@@ -286,14 +282,16 @@ def split_view(sp: SplitInfo, what: str, width: int = 120) -> Group:
         cells = [Text(r["device"] + marks.get(i, "")), r["weights"], r["KV read"], r["time"]]
         t.add_row(*cells, *([Text(r["note"])] if beside else []))
     under = [Text(line, style="dim") for line in note_lines(notes, width - 1)]
-    return Group(head, t, *under)
+    return Group(head, flags, t, *under)
 
 
 def render_prefill(r: PrefillReport, console: Console) -> None:
-    title = (
-        f"{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"prefill of {count(r.prompt_tokens)} tokens"
-    )
+    head = [
+        f"{visible(r.model)} {visible(r.quant)}",
+        visible(r.machine_name),
+        f"prefill of {count(r.prompt_tokens)} tokens",
+    ]
+    title = title_of(head, console.width, markup=False)
     moe = r.expert_rows > 0
     chunks = FitTable()
     cols = ["chunk", "tokens", "context", "time", "bound", "attention"]
@@ -325,7 +323,7 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         s,
         "computed",
         f"{count(r.computed_tokens)} tokens",
-        f"{r.n_chunks} chunks of up to {count(r.ubatch)}",
+        f"{counted(r.n_chunks, 'chunk')} of up to {count(r.ubatch)}",
     )
     _kv(s, "time to first token", seconds(r.ttft_s), "sum of the chunks")
     _kv(s, "prefill speed", rate(r.tok_s), "")
@@ -338,8 +336,8 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
         bound += f", {r.experts_bound_chunks} routed experts"
     _kv(s, "bound", bound, "chunks")
     _kv(s, "efficiencies", "", fit_line(r.fit, experts=moe))
-    if r.expected_error is not None:
-        _kv(s, "typical error", *error_line(r.expected_error, "prefill"))
+    if r.prefill_error is not None:
+        _kv(s, "typical error", *error_line(r.prefill_error, "prefill"))
     parts: list = [Text(title, style="italic"), chunks, "", s]
     if r.split is not None:
         parts += ["", split_view(r.split, "the prefill", console.width)]
@@ -361,4 +359,4 @@ def render_prefill(r: PrefillReport, console: Console) -> None:
                 style="dim",
             ),
         ]
-    console.print(Group(*parts))
+    console.print(Group(*parts), crop=False)  # llama.cpp's flags whole (`Whole`)

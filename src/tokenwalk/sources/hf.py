@@ -1,6 +1,6 @@
 """Resolve ``hf://org/repo[/file.gguf]`` to download URLs on the Hugging Face Hub.
 
-``huggingface_hub`` (the ``tokenwalk[hf]`` extra) supplies what users expect from the Hub: the
+``huggingface_hub`` (the ``hf`` extra) supplies what users expect from the Hub: the
 token (``HF_TOKEN`` or the saved login), the endpoint (``HF_ENDPOINT``), the repository listing
 and the URL layout. The bytes themselves go through tokenwalk's range reader, with the token
 sent only to the Hub's own host, never to the CDN it redirects to.
@@ -28,7 +28,11 @@ from tokenwalk.sources.split import shard_names, split_key
 
 __all__ = ["HfFile", "HfRef", "auth_hint", "parse_hf_ref", "pick_files", "resolve_hf"]
 
-_INSTALL = "reading hf:// references needs huggingface_hub: pip install 'tokenwalk[hf]'"
+# tokenwalk is not on PyPI: what works is the package itself, or the extra from a checkout
+_INSTALL = (
+    "reading hf:// references needs huggingface_hub: pip install huggingface_hub "
+    "(from a tokenwalk checkout: pip install '.[hf]')"
+)
 _LOGIN = "set HF_TOKEN or run `hf auth login` (`huggingface-cli login`)"
 _REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
 

@@ -55,7 +55,8 @@ class TokenizerError(TokenwalkError):
 def need_text_extra(what: str) -> TokenizerError:
     """The error of a command that needs `tokenizers` / `jinja2` when they are not installed."""
     return TokenizerError(
-        f"{what} needs the optional packages tokenizers and jinja2: pip install 'tokenwalk[text]'"
+        f"{what} needs the optional packages tokenizers and jinja2: pip install tokenizers "
+        "jinja2 (from a tokenwalk checkout: pip install '.[text]')"
     )
 
 
