@@ -122,6 +122,10 @@ class MachineEntry(_Entry):
     of the two (`tokenwalk.system`). `unified_memory` marks a GPU of kind gpu whose memory is the
     CPU's too (GB10, Jetson): one pool, no host beside it.
 
+    `benchmark_only` marks a device that published runs name but no source describes enough to
+    answer for (a phone that is not named, a board whose memory variant is not stated): it is
+    kept so that its runs have a device, and never listed, completed or answered for.
+
     `power_w` is the power the machine draws at full load, W: a card's total board power, a
     data-center part's maximum TDP, an APU's or SoC's package power (default TDP), a CPU's TDP;
     `power_source` says where it comes from (required with it). `tokenwalk.costs.energy` turns it
@@ -155,6 +159,7 @@ class MachineEntry(_Entry):
     unified_memory: bool | None = None  # true: a GPU sharing one memory with its CPU (GB10)
     power_w: PositiveFloat | None = Field(default=None, le=1e6)
     power_source: str | None = None
+    benchmark_only: bool = False
 
     @model_validator(mode="after")
     def _fp16_kind_given(self) -> MachineEntry:
@@ -671,10 +676,17 @@ def find_machine(name: str, extra_files: Sequence[Path] = ()) -> MachineEntry:
     if wrong is not None:  # the user's entry of that name: its mistakes, not another machine
         raise wrong
     try:
-        return _find(entries, name, "machine", "tokenwalk machines")
+        found = _find(entries, name, "machine", "tokenwalk machines")
     except UnknownNameError as exc:
         if name.strip().lower() != "this":
             raise
         raise UnknownNameError(
             f"{exc}; `this` is the machine `tokenwalk probe --write` stores: run it first"
         ) from None
+    if found.benchmark_only:
+        raise UnknownNameError(
+            f"'{found.slug}' ({found.name}) is only named by published runs: no source gives its"
+            " memory and bandwidth, so tokenwalk answers nothing for it; describe it in a"
+            " machine file of your own (docs/machines.md)"
+        )
+    return found

@@ -180,3 +180,20 @@ def test_a_query_that_matches_nothing_is_refused(capsys, command):
     code, out, err = run(capsys, command, "zzz")
     assert code == 2 and not out
     assert "name contains 'zzz'" in err and f"`tokenwalk {command}` lists them" in err
+
+
+def test_every_listed_machine_answers(capsys):
+    """A catalogue machine a user can name has a bandwidth: the devices published runs name
+    without one (benchmark_only) are neither listed nor answered for, with a line saying why."""
+    from tokenwalk.catalog import load_machines
+
+    entries = load_machines()
+    hidden = {e.slug for e in entries if e.benchmark_only}
+    assert {"adreno-840", "radxa-dragon-q6a", "cix-cp8180", "radeon-pro-w7800"} <= hidden
+    assert all(e.bandwidth_gbs for e in entries if not e.benchmark_only)
+    assert main(["machines", "--json"]) == 0
+    listed = {m["slug"] for m in json.loads(capsys.readouterr().out)["machines"]}
+    assert listed and not listed & hidden
+    assert main(["decode", "llama-3-8b", "-m", "adreno-840"]) == 2
+    err = capsys.readouterr().err
+    assert "only named by published runs" in err and len(err.strip().splitlines()) == 1

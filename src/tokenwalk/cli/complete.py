@@ -37,7 +37,7 @@ def complete_machine(incomplete: str) -> list[str]:
         from tokenwalk.catalog import load_machines
         from tokenwalk.machine import user_machine_files
 
-        slugs = [e.slug for e in load_machines(tuple(user_machine_files()))]
+        slugs = [e.slug for e in load_machines(tuple(user_machine_files())) if not e.benchmark_only]
     except Exception:  # noqa: BLE001  (completion must never break the shell)
         return []
     return [head + s for s in _starting(slugs, word)]

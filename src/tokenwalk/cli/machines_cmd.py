@@ -57,7 +57,7 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
     rows = []
     for e in entries:
         hay = " ".join([e.slug, e.name, e.kind, e.backend, *e.aliases]).lower()
-        if query and query.lower() not in hay:
+        if e.benchmark_only or (query and query.lower() not in hay):
             continue
         fit, _ = entry_efficiency(e)
         fit = compute_fit(fit, e.backend)

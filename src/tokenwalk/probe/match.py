@@ -90,7 +90,7 @@ def _best(
     detected = set(words(name))
     best: tuple[tuple[int, float], MachineEntry, str] | None = None
     for e in entries if entries is not None else load_machines():
-        if e.kind not in kinds:
+        if e.kind not in kinds or e.benchmark_only:
             continue
         entry_words = set(words(e.name))
         m = re.search(r"(\d+)-core GPU", e.name)
