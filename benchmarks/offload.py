@@ -4,8 +4,8 @@
 Each row is a published llama.cpp run with part of the model in host RAM (-ngl N, --n-cpu-moe N,
 -cmoe) and tokenwalk's command for the hardware as the source describes it. This runs each
 command (with --json), prints published and predicted speeds and the error, and says why a row
-counts as not described. Goal (issue 29): every described row within 20%; the exit status is 1
-when one is not.
+counts as not described (or, described, has no command yet). Goal (issue 29): every described
+row within 20%; the exit status is 1 when one is not, or has no command.
 
 Usage: python benchmarks/offload.py [--data FILE]
 """
@@ -53,12 +53,15 @@ def main() -> int:
             f"{r['row']:>3}  {r['hardware'][:44]:<44} {r['test'][:28]:<28} "
             f"{r['tok_s']:>9,.1f} {shown:>9} {off:>6}"
         )
+        why = " ".join((r.get("why") or "").split())
         if r["described"]:
             described += 1
             if got is None or abs(got / r["tok_s"] - 1) > GOAL:
                 misses.append(r["row"])
+            if why:
+                print(f"{'':5}{why}")
         else:
-            print(f"{'':5}not described: {' '.join(r['why'].split())}")
+            print(f"{'':5}not described: {why}")
     print(
         f"\n{described - len(misses)} of {described} described runs within {GOAL:.0%}"
         + (f"; outside: rows {', '.join(map(str, misses))}" if misses else "")
