@@ -53,7 +53,7 @@ def main() -> int:
             f"{r['row']:>3}  {r['hardware'][:44]:<44} {r['test'][:28]:<28} "
             f"{r['tok_s']:>9,.1f} {shown:>9} {off:>6}"
         )
-        why = " ".join((r.get("why") or "").split())
+        why = " ".join((r.get("why") or r.get("miss") or "").split())
         if r["described"]:
             described += 1
             if got is None:

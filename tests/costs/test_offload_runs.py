@@ -32,17 +32,24 @@ def test_every_row_says_what_it_is():
         assert r["command"] or r["why"].strip(), r["row"]
 
 
-def test_the_one_described_run_without_a_command_is_the_unified_machine(capsys):
-    """Row 10 (an M4 Mac mini, experts of 12 layers on its CPU cores) is described, but
-    tokenwalk refuses placement flags on a machine of one memory pool: a known gap, which this
-    pins until it is closed."""
-    assert [r["row"] for r in RUNS if r["described"] and not r["command"]] == [10]
-    code = main(["decode", "gpt-oss-20b", "-q", "MXFP4", "-m", "apple-m4", "--n-cpu-moe", "12"])
-    assert code == 2 and "one pool of memory" in capsys.readouterr().err
+def test_every_described_run_has_a_command():
+    """Row 10 (an M4 Mac mini, experts of 12 layers on its CPU cores) was the last without
+    one: placement flags on a machine of one memory now place tensors on its own CPU."""
+    assert [r["row"] for r in RUNS if r["described"] and not r["command"]] == []
+
+
+def _goal(r: dict):
+    """A described run, expected within 20% unless the table records its miss."""
+    if r.get("miss"):
+        reason = f"row {r['row']} misses: {' '.join(r['miss'].split())}"
+        return pytest.param(r, marks=pytest.mark.xfail(reason=reason, strict=True))
+    return r
 
 
 @pytest.mark.parametrize(
-    "run", [r for r in RUNS if r["described"] and r["command"]], ids=lambda r: f"row{r['row']}"
+    "run",
+    [_goal(r) for r in RUNS if r["described"] and r["command"]],
+    ids=lambda r: f"row{r['row']}",
 )
 def test_a_described_run_is_within_20_percent(capsys, run):
     got = _tok_s(capsys, run["command"])
