@@ -1076,7 +1076,7 @@ def system_pass(
         if system.shared and not host.tflops:
             raise InputError(
                 f"the catalogue has no rate for the CPU cores of '{system.first.slug}', which "
-                "run what is placed off its GPU: give --host-tflops (performance cores x clock "
+                "run what is placed off its GPU: give --host-tflops (llama.cpp's threads x clock "
                 "x FP32 FLOP per cycle)"
             )
         t, m, c, o, bound, x = _cost(work, host)
