@@ -5,6 +5,10 @@ of fast memory sits in a PC with more, slower RAM, joined by a PCIe link. A syst
 
 - one machine whose GPU and CPU share one memory (Apple, iGPUs, Strix Halo, GB10, Jetson, or a
   CPU alone): `host` is None, everything is in that pool, as tokenwalk has always counted it;
+- the same machine asked to place tensors (`-ngl N`, `--n-cpu-moe N`): llama.cpp runs what it
+  keeps off the GPU on its CPU backend, on the same chip's cores, reading the same memory
+  (`own_cpu`). The host is then those cores (`shared`), the memory is counted once, and what
+  crosses between the two is a copy within that memory, not over PCIe;
 - or one or more discrete cards (`--machine rtx-5080`, `rtx-3090+rtx-3060`, `2xrtx-3090`) and a
   host (`--host NAME`, kind cpu in the catalogue: RAM capacity and bandwidth, CPU compute, the
   PCIe slot). A card without `--host` sits in `DEFAULT_HOST`, and the answer says so.
@@ -47,6 +51,7 @@ __all__ = [
     "SystemSpec",
     "System",
     "link_gbs",
+    "own_cpu",
     "resolve_system",
 ]
 
@@ -185,9 +190,11 @@ class System(BaseModel):
     rpc_latency_s: float = 0.0
     rpc_latency_assumed: bool = False
     rpc: str = ""  # how the network was worked out
+    shared: bool = False  # the host is the device's own CPU cores, in the same memory
 
     @property
     def unified(self) -> bool:
+        """One pool of memory with nothing placed: the whole model on one machine."""
         return self.host is None
 
     def is_remote(self, i: int) -> bool:
@@ -230,6 +237,60 @@ def link_gbs(card: Machine, host: Machine) -> tuple[float, str]:
     assumed = "" if card.pcie_gen and host.pcie_gen else " (PCIe 4.0 x16 assumed where not known)"
     gbs = PCIE_LANE_GBS.get(gen, PCIE_LANE_GBS[4]) * lanes
     return gbs, f"PCIe {gen}.0 x{lanes}, {gbs:.1f} GB/s{assumed}"
+
+
+def own_cpu(system: System, spec: SystemSpec) -> System:
+    """A machine of one memory pool asked to place tensors: its own CPU cores as the host.
+
+    llama.cpp keeps what `-ngl N` or `--n-cpu-moe N` leave off the GPU in buffers of its CPU
+    backend, which runs them on the cores of the same chip (as many threads as performance
+    cores: `common_cpu_get_num_physical_cores`, hw.perflevel0.physicalcpu on macOS), reading
+    the same memory. The host is those cores: the machine's bandwidth and memory, the CPU's
+    rate (the catalogue's `cpu_tflops`, or --host-tflops). A GPU backend there still reads
+    only its own buffers (ggml-metal's `supports_buft`; its buffers are not host buffers for
+    the CPU backend either), so a tensor crossing between the two is copied, by memcpy within
+    the one memory (`ggml_metal_buffer_set_tensor` on shared buffers): the link is that copy,
+    which reads and writes the memory, at half its bandwidth."""
+    from tokenwalk.machine import VENDORS, resolve_machine
+
+    dev = system.first
+    if dev.backend == "cpu":
+        raise InputError(
+            f"'{dev.slug}' computes on its CPU alone: --gpu-layers, --cpu-moe and --n-cpu-moe "
+            "place tensors on a GPU"
+        )
+    if not dev.memory_bytes:
+        raise InputError(
+            f"placing a model on '{dev.slug}' needs its memory size: give --memory GiB"
+        )
+    cpu = resolve_machine(
+        None if dev.slug == "custom" else dev.slug,
+        bandwidth=dev.bandwidth_gbs,
+        tflops=spec.host_tflops,
+        memory=dev.memory_bytes / GIB,
+        backend="cpu",
+        kind="cpu",
+        machines_file=spec.machines_file,
+        vendor=dev.vendor if dev.vendor in VENDORS else None,
+    )
+    cpu = cpu.model_copy(
+        update=dict(slug=f"{dev.slug}-cpu", name=f"{dev.name}, CPU cores", power_w=None)
+    )
+    gbs = dev.bandwidth_gbs / 2
+    return system.model_copy(
+        update=dict(
+            host=cpu,
+            shared=True,
+            link_gbs=gbs,
+            link=f"one memory: a copy reads and writes it, {gbs:g} GB/s",
+            host_note=(
+                f"the CPU cores of {dev.slug}"
+                + (f" ({cpu.tflops:g} TFLOPS)" if cpu.tflops else "")
+                + f", in the same "
+                f"{dev.memory_bytes / GIB:g} GiB at {dev.bandwidth_gbs:g} GB/s"
+            ),
+        )
+    )
 
 
 def _names(machine: str) -> list[tuple[str, bool]]:

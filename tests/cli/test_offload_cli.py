@@ -75,7 +75,8 @@ def test_cards_join_with_plus_and_count(capsys):
     ("argv", "words"),
     [
         (("-m", "rtx-3090,,rtx-4090"), "empty item"),  # a comma lists machines (a sweep)
-        (("-m", "m3-max", "--cpu-moe"), "one pool"),
+        (("-m", "m3-max", "--cpu-moe"), "--host-tflops"),  # no rate for its CPU cores
+        (("-m", "epyc-genoa", "--cpu-moe"), "CPU alone"),
         (("-m", "rtx-5080", "--host", "rtx-4090"), "not a CPU"),
         (("-m", "rtx-5080", "--gpu-layers", "lots"), "--gpu-layers"),
         (("-m", "rtx-5080", "--cpu-moe", "--n-cpu-moe", "3"), "not both"),
@@ -287,3 +288,46 @@ def test_the_published_runs_table_of_docs_offload_is_current(capsys):
         assert code == 0, (command, err)
         got = json.loads(out)["tok_s"]
         assert got == pytest.approx(shown, rel=0.006, abs=0.06), (command, got)
+
+
+def test_placement_on_a_unified_machine_runs_the_rest_on_its_cpu(capsys):
+    """--n-cpu-moe on a Mac: the experts of the first layers on its own CPU cores (reading the
+    same memory), the rest on Metal; -ngl all places nothing and answers as one pool."""
+    base = ("decode", "gpt-oss-20b", "-q", "MXFP4", "-m", "apple-m4", "--memory", "16")
+    code, out, _ = run(capsys, *base, "--n-cpu-moe", "12", "--json")
+    assert code == 0
+    r = json.loads(out)
+    parts = {p["role"]: p for p in r["split"]["parts"]}
+    assert parts["host"]["device"] == "apple-m4-cpu" and parts["host"]["how"] == "on the CPU"
+    assert parts["gpu"]["device"] == "apple-m4"
+    assert "one memory" in r["split"]["link"] and "CPU cores of apple-m4" in r["split"]["host"]
+    _, alone, _ = run(capsys, *base, "--json")
+    _, all_on_gpu, _ = run(capsys, *base, "-ngl", "99", "--json")
+    assert r["tok_s"] < json.loads(alone)["tok_s"]  # 4 P-cores are slower than the GPU
+    assert json.loads(all_on_gpu)["tok_s"] == pytest.approx(json.loads(alone)["tok_s"])
+    code, out, _ = run(capsys, "budget", *base[1:], "--n-cpu-moe", "12", "--json")
+    r = json.loads(out)
+    assert [(d["device"], d["shared"]) for d in r["devices"]] == [
+        ("apple-m4", False),
+        ("apple-m4-cpu", True),
+    ]
+
+
+def test_a_unified_machine_placing_tensors_counts_its_power_once(capsys):
+    """The chip's power figure covers its CPU cores: no host's power is added."""
+    code, out, _ = run(
+        capsys,
+        "decode",
+        "qwen3-0.6b",
+        "-m",
+        "ryzen-ai-max-395",
+        "-ngl",
+        "10",
+        "--host-tflops",
+        "5",
+        "--json",
+    )
+    assert code == 0
+    energy = json.loads(out)["energy"]
+    assert energy["power_w"] == 55 and energy["host_w"] == 0
+    assert energy["power_from"] == "ryzen-ai-max-395"

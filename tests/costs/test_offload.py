@@ -17,14 +17,16 @@ from tokenwalk.costs.split import (
     plan,
     split_budget_report,
     split_decode_report,
+    split_memory_fit,
     split_prefill_report,
     split_text,
     system_bytes,
 )
 from tokenwalk.errors import InputError
+from tokenwalk.machine import GIB
 from tokenwalk.model.model import Role
 from tokenwalk.model.resolve import load_model
-from tokenwalk.system import Offload, SystemSpec, resolve_system
+from tokenwalk.system import Offload, SystemSpec, own_cpu, resolve_system
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +216,49 @@ def test_unified_machines_stay_one_pool():
     for name in ("m3-max", "gb10", "strix-halo", "jetson-orin", "radeon-860m", "epyc-genoa"):
         sysm = system(name)
         assert sysm.unified and sysm.host is None, name
+
+
+def test_a_unified_machine_placing_tensors_has_its_own_cpu_as_host():
+    """-ngl N or --n-cpu-moe N on a Mac: the host is the same chip's CPU cores, at the same
+    bandwidth and in the same memory; a tensor crossing is a copy within that memory."""
+    spec = SystemSpec(machine="apple-m4", memory=16, n_cpu_moe=12)
+    sysm = own_cpu(resolve_system(spec), spec)
+    host, gpu = sysm.host, sysm.first
+    assert sysm.shared and not sysm.unified
+    assert host.slug == "apple-m4-cpu" and host.backend == "cpu" and host.kind == "cpu"
+    assert host.bandwidth_gbs == gpu.bandwidth_gbs == 120
+    assert host.memory_bytes == gpu.memory_bytes == 16 * GIB
+    assert host.tflops == pytest.approx(4 * 4.4 * 32 / 1e3, rel=0.01)  # 4 P-cores
+    assert host.power_w is None  # the chip's figure is the GPU entry's, counted once
+    assert sysm.link_gbs == 60  # memcpy: reads and writes the one memory
+    assert (
+        own_cpu(resolve_system(spec), spec.model_copy(update={"host_tflops": 1.0})).host.tflops
+        == 1.0
+    )
+    with pytest.raises(InputError, match="CPU alone"):
+        own_cpu(system("epyc-genoa"), SystemSpec(machine="epyc-genoa"))
+    bare = SystemSpec(bandwidth=100, kind="apple")
+    with pytest.raises(InputError, match="--memory"):
+        own_cpu(resolve_system(bare), bare)
+
+
+def test_one_memory_is_counted_once():
+    """The CPU cores of a unified machine have the room its GPU leaves: capacity - system -
+    the GPU's use; the pool's capacity and the system's share count once."""
+    oss = load_model("gpt-oss-20b", "MXFP4").model
+    spec = SystemSpec(machine="apple-m4", memory=16, n_cpu_moe=12)
+    sysm = own_cpu(resolve_system(spec), spec)
+    setup = plan(oss, sysm, spec.offload(), ctx=4096)
+    gpu, host = device_memory(oss, sysm, setup.placement, system_bytes=system_bytes(sysm))
+    assert host.shared and not gpu.shared
+    assert host.system_bytes == gpu.system_bytes
+    assert host.room_bytes == pytest.approx(
+        host.capacity_bytes - host.system_bytes - gpu.used_bytes, abs=1
+    )
+    assert gpu.room_bytes == pytest.approx(16 * GIB * 2 / 3, abs=1)  # Metal's working set
+    fit = split_memory_fit(setup, kv_type="f16")
+    assert fit.capacity_bytes == 16 * GIB and fit.system_bytes == gpu.system_bytes
+    assert fit.needed_bytes == pytest.approx(gpu.used_bytes + host.used_bytes, abs=1)
 
 
 def test_bad_systems_are_refused():

@@ -307,6 +307,25 @@ def test_a_cpus_mat_vec_time_counts_the_head(name, quant, expected):
         assert cpu_kernel_time(model) == pytest.approx(3.06)
 
 
+def test_mxfp4_weights_take_iq4_nl_kernel_times():
+    """ggml-cpu multiplies MXFP4 with IQ4_NL's loop (the same 32-weight blocks of 4-bit
+    indices into a table; only the block scale differs): a type not measured, timed as its
+    twin. gpt-oss-20b's active weights are mostly MXFP4 experts (the rest Q8_0), so its mean
+    lies between IQ4_NL's and Q8_0's time, not near Q4_K's 1 as an unknown type would."""
+    from tokenwalk.costs.timing import (
+        CPU_KERNEL_TIME,
+        CPU_KERNEL_TWIN,
+        CPU_MATVEC_TIME,
+        cpu_kernel_time,
+        cpu_matvec_time,
+    )
+
+    assert CPU_KERNEL_TWIN["MXFP4"] == "IQ4_NL" and "MXFP4" not in CPU_MATVEC_TIME
+    model = load_model("gpt-oss-20b", "MXFP4").model
+    assert CPU_MATVEC_TIME["IQ4_NL"] < cpu_matvec_time(model) < CPU_MATVEC_TIME["Q8_0"]
+    assert CPU_KERNEL_TIME["IQ4_NL"] < cpu_kernel_time(model) < CPU_KERNEL_TIME["Q8_0"]
+
+
 @pytest.mark.parametrize(
     ("name", "quant", "expected"),
     [

@@ -31,10 +31,10 @@ def typical_error(system: System, setup: Setup | None, phase: str) -> ExpectedEr
 
 
 def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offload]:
-    """The system the options name and the placement asked; placement flags on a machine of
-    one memory pool are refused (there is nowhere to offload to)."""
+    """The system the options name and the placement asked. Placement flags on a machine of
+    one memory pool place tensors between its GPU and its own CPU cores (`system.own_cpu`)."""
     from tokenwalk.errors import InputError
-    from tokenwalk.system import Offload, resolve_system
+    from tokenwalk.system import Offload, own_cpu, resolve_system
 
     system = resolve_system(spec)
     offload = spec.offload(load_mtp=load_mtp)
@@ -43,11 +43,7 @@ def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offl
             raise InputError("placing a model on cards needs their memory size: give --memory GiB")
         return system.model_copy(update={"host": None}), offload  # timed as one pool
     if system.unified and offload != Offload(load_mtp=load_mtp):
-        raise InputError(
-            f"'{system.slug}' is one pool of memory shared by GPU and CPU: --gpu-layers, "
-            "--cpu-moe, --n-cpu-moe, --split-mode and --no-op-offload place tensors on "
-            "discrete cards and their host"
-        )
+        return own_cpu(system, spec), offload
     return system, offload
 
 

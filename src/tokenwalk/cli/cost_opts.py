@@ -52,9 +52,9 @@ class CostSpec(BaseModel):
         """The power the system draws while it works (`costs.energy.system_power`)."""
         from tokenwalk.costs.energy import system_power
 
-        return system_power(
-            system.devices, system.host, host_computes=host_computes, watts=self.watts
-        )
+        # a machine of one memory placing tensors on its own CPU: its figure covers the chip
+        host = None if system.shared else system.host
+        return system_power(system.devices, host, host_computes=host_computes, watts=self.watts)
 
 
 def _opt(*names: str, help: str, **kw: Any) -> Any:

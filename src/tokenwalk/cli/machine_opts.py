@@ -211,7 +211,9 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
             float | None,
             _opt(
                 "--host-tflops",
-                help="CPU compute of the host, FP32 SIMD TFLOPS (overrides its own).",
+                help="CPU compute of the host, FP32 SIMD TFLOPS (overrides its own); on a "
+                "machine of one memory, of its own CPU cores, which run what placement flags "
+                "keep off its GPU.",
             ),
         ],
         None,

@@ -505,6 +505,9 @@ class DeviceMemory(BaseModel):
     output: bool  # the output head is here
     fits: bool
     remote: bool = False  # a card in another box, reached over RPC
+    # the host of a machine of one memory: its capacity is the GPU's, its room what the GPU
+    # leaves of it (capacity - system - the GPU's use)
+    shared: bool = False
 
 
 def _layer_kv(model: Model, layer: Layer, ctx: int, kv_type: str, parallel: int, ub: int) -> float:
@@ -536,7 +539,9 @@ def device_memory(
 ) -> list[DeviceMemory]:
     """Memory of every GPU of `system` and of its host under `placement`, at placement.ctx.
     `system_bytes` holds the share held by others per device, the host last. With
-    `tensor_split` cards sharing the work, each holds 1/n of weights, KV and buffers."""
+    `tensor_split` cards sharing the work, each holds 1/n of weights, KV and buffers. Where
+    the host is the GPU's own CPU cores (`System.shared`), both draw on one memory: the host
+    has the room the GPU leaves."""
     assert system.host is not None
     w = _weights(model, load_mtp)
     ctx = placement.ctx
@@ -613,6 +618,9 @@ def device_memory(
             room = capacity - sysb
             if not is_host and card.gpu_usable_bytes is not None:
                 room = min(room, int(card.gpu_usable_bytes))
+            shared = is_host and system.shared
+            if shared:
+                room -= int(sum(d.used_bytes for d in out))
             used = wk + kvk + buf
             out.append(
                 DeviceMemory(
@@ -632,6 +640,7 @@ def device_memory(
                     output=head,
                     fits=room - used >= 0,
                     remote=not is_host and system.is_remote(j),
+                    shared=shared,
                 )
             )
     return out
@@ -1097,6 +1106,12 @@ def system_pass(
             continue
         # the host's part: on the CPU, or (a micro-batch of 32 tokens or more) its weights
         # copied over the link and multiplied on the first GPU, attention staying on the CPU
+        if system.shared and not host.tflops:
+            raise InputError(
+                f"the catalogue has no rate for the CPU cores of '{system.first.slug}', which "
+                "run what is placed off its GPU: give --host-tflops (llama.cpp's threads x clock "
+                "x FP32 FLOP per cycle)"
+            )
         t, m, c, o, bound, x = _cost(work, host)
         t, o = t + expert_only * HOST_EXPERT_LAYER_S, o + expert_only * HOST_EXPERT_LAYER_S
         how = ON_THE_CPU

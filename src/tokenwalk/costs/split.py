@@ -114,7 +114,8 @@ class Setup:
 
 def system_bytes(system: System) -> list[int]:
     """Memory held by others on each card (--system-gb, else 0.5 GB of a discrete card) and,
-    last, on the host (8 GB, at most a quarter of its RAM)."""
+    last, on the host (8 GB, at most a quarter of its RAM; a machine of one memory, the host
+    being its own CPU cores, holds its share once, the card's)."""
     out = []
     for d in system.devices:
         if system.system_gb is not None:
@@ -122,7 +123,9 @@ def system_bytes(system: System) -> list[int]:
         else:
             out.append(default_system_bytes(d.kind, d.memory_bytes or 0))
     if system.host is not None:
-        out.append(default_system_bytes("cpu", system.host.memory_bytes or 0))
+        out.append(
+            out[0] if system.shared else default_system_bytes("cpu", system.host.memory_bytes or 0)
+        )
     return out
 
 
@@ -459,6 +462,7 @@ def split_memory_fit(
     devices = _memory(setup, kv_type, parallel, ubatch)
     over = [d for d in devices if not d.fits]
     needed = int(sum(d.used_bytes for d in devices))
+    pools = [d for d in devices if not d.shared]  # one memory counted once
     ctx = setup.placement.ctx
     name = setup.model.name
     if not over:
@@ -478,8 +482,8 @@ def split_memory_fit(
     return MemoryFit(
         fits=not over,
         ctx=ctx,
-        capacity_bytes=int(sum(d.capacity_bytes for d in devices)),
-        system_bytes=int(sum(d.system_bytes for d in devices)),
+        capacity_bytes=int(sum(d.capacity_bytes for d in pools)),
+        system_bytes=int(sum(d.system_bytes for d in pools)),
         needed_bytes=needed,
         free_bytes=int(min(d.free_bytes for d in devices)),  # the tightest device
         note=note,

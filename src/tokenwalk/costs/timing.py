@@ -80,6 +80,7 @@ __all__ = [
     "matrix_flops",
     "matrix_row_flops",
     "CPU_KERNEL_TIME",
+    "CPU_KERNEL_TWIN",
     "cpu_kernel_time",
     "MATVEC_MAX_BATCH",
     "attention_flops",
@@ -130,7 +131,7 @@ LLAMA_LAYER_NODES = 998 / 32
 # one thread of the project's own Xeon (AVX-512; scripts/cpu_kernels.py, tests/data/cpu-kernels,
 # docs/timing-model.md "CPU kernels per weight type"). The kernel behind a type differs
 # (llamafile's tinyBLAS, a repacked layout, ggml's dot product per row and column); a type not
-# measured counts as Q4_K.
+# measured counts as its twin's (`CPU_KERNEL_TWIN`), else as Q4_K.
 CPU_KERNEL_TIME: dict[str, float] = {
     "IQ4_XS": 0.63,
     "Q5_K": 0.68,
@@ -173,6 +174,18 @@ CPU_MATVEC_TIME: dict[str, float] = {
     "BF16": 3.30,
 }
 
+# Types not measured that ggml-cpu multiplies with a measured type's code, timed as that type.
+# MXFP4 runs IQ4_NL's: a 32-weight block of 4-bit indices into a 16-value table
+# (ggml_vec_dot_mxfp4_q8_0 and ggml_vec_dot_iq4_nl_q8_0 in ggml-cpu/arch/x86/quants.c are one
+# loop but for the block's scale, E8M0 against FP16; their repacked layouts share
+# gemv_q4_b32_8x8_q8_0_lut_avx and its gemm in arch/x86/repack.cpp).
+CPU_KERNEL_TWIN: dict[str, str] = {"MXFP4": "IQ4_NL"}
+
+
+def _type_time(table: dict[str, float], type_name: str) -> float:
+    """`table`'s time of a weight type: its own, its twin's (`CPU_KERNEL_TWIN`), else 1."""
+    return table.get(type_name, table.get(CPU_KERNEL_TWIN.get(type_name, ""), 1.0))
+
 
 _PRODUCT_ROLES = frozenset(
     {Role.ATTENTION, Role.LINEAR, Role.FFN, Role.EXPERT, Role.SHARED_EXPERT, Role.ROUTER}
@@ -182,16 +195,16 @@ _PRODUCT_ROLES = frozenset(
 def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> float:
     """`table`'s time of each weight product's type, averaged over the weights a token
     multiplies (the routed experts by the share a token wakes; the output head, `head_tensors`,
-    only with `head`). Unknown types 1."""
+    only with `head`). A type not in `table` takes its twin's time (`_type_time`), else 1."""
     num = den = 0.0
     for t in model.tensors:
         if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
             continue
         active = t.n_elements * tensor_read_fraction(model, t, 1)
-        num += active * table.get(t.type_name, 1.0)
+        num += active * _type_time(table, t.type_name)
         den += active
     for t in head_tensors(model) if head else ():
-        num += t.n_elements * table.get(t.type_name, 1.0)
+        num += t.n_elements * _type_time(table, t.type_name)
         den += t.n_elements
     return num / den if den else 1.0
 

@@ -881,6 +881,11 @@ def explain_budget_report(r: BudgetReport, console: Console) -> None:
                     f"{_b(d.buffers_bytes)})",
                     _b(d.free_bytes),
                     f"room = {_b(d.capacity_bytes)} - {_b(d.system_bytes)} system"
+                    + (
+                        f" - {_b(d.capacity_bytes - d.system_bytes - d.room_bytes)} the GPU's"
+                        if d.shared
+                        else ""
+                    )
                     if d.system_bytes
                     else "",
                 )

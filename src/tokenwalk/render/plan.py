@@ -147,7 +147,12 @@ def _render_devices(r: BudgetReport, console: Console) -> None:
     )
     summary.add_row(
         "capacity",
-        "; ".join(f"{safe_markup(d.device)} {capacity(d.capacity_bytes)}" for d in r.devices),
+        "; ".join(
+            f"{safe_markup(d.device)} {capacity(d.capacity_bytes)}"
+            + (", shared with its CPU cores" if any(h.shared for h in r.devices) else "")
+            for d in r.devices
+            if not d.shared
+        ),
     )
     if r.host:
         summary.add_row("host", safe_text(r.host, limit=None))
