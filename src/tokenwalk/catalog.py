@@ -683,17 +683,10 @@ def find_machine(name: str, extra_files: Sequence[Path] = ()) -> MachineEntry:
     if wrong is not None:  # the user's entry of that name: its mistakes, not another machine
         raise wrong
     try:
-        found = _find(entries, name, "machine", "tokenwalk machines")
+        return _find(entries, name, "machine", "tokenwalk machines")
     except UnknownNameError as exc:
         if name.strip().lower() != "this":
             raise
         raise UnknownNameError(
             f"{exc}; `this` is the machine `tokenwalk probe --write` stores: run it first"
         ) from None
-    if found.benchmark_only:
-        raise UnknownNameError(
-            f"'{found.slug}' ({found.name}) is only named by published runs: no source gives its"
-            " memory and bandwidth, so tokenwalk answers nothing for it; describe it in a"
-            " machine file of your own (docs/machines.md)"
-        )
-    return found

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.errors import InputError, SpecError
+from tokenwalk.errors import InputError, SpecError, UnknownNameError
 
 __all__ = [
     "Efficiency",
@@ -516,6 +516,12 @@ def resolve_machine(
 
         extra = user_machine_files(machines_file)
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
+        if entry.benchmark_only:
+            raise UnknownNameError(
+                f"'{entry.slug}' ({entry.name}) is only named by published runs: no source gives"
+                " its memory and bandwidth, so tokenwalk answers nothing for it; describe it in"
+                " a machine file of your own (docs/machines.md)"
+            )
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()
         named = machine_vendor(entry.name, b, getattr(entry, "vendor", None))

@@ -98,13 +98,13 @@ def test_once_incomplete_machines_answer_prefill(capsys, slug):
 def test_machines_marks_what_an_entry_lacks(capsys):
     d = run_json(capsys, "machines")
     lacks = {m["slug"]: m["lacks"] for m in d["machines"]}
-    assert lacks["rtx-4090"] == [] and lacks["adreno-840"] == ["memory", "bandwidth", "compute"]
+    assert lacks["rtx-4090"] == [] and lacks["desktop-ddr5-5600"] == ["memory"]
     row = next(m for m in d["machines"] if m["slug"] == "rtx-4090")
     assert row["memory_bytes"] == 24 * GIB and row["memory_unit"] == "GiB"
-    code, out, _ = run(capsys, "machines", "cix")
+    code, out, _ = run(capsys, "machines", "desktop-ddr5")
     text = " ".join(out.split())
-    assert code == 0 and "? = not known" in text and "1 lack bandwidth" in text
-    assert "give --bandwidth" in text and "decimal GB" in text
+    assert code == 0 and "? = not known" in text and "1 lack memory" in text
+    assert "give --memory" in text and "decimal GB" in text
 
 
 # -- cold load --------------------------------------------------------------------------------
