@@ -6,6 +6,7 @@ from tokenwalk.cli import (  # noqa: F401  (command registration)
     models_cmd,
     plan_cmd,
     probe_cmd,
+    serve_cmd,
     size_cmd,
     time_cmd,
     tokens_cmd,
