@@ -68,7 +68,7 @@ def test_rate_simulates_the_server(capsys):
         "50",
     )
     sim = r["simulation"]
-    assert sim["requests"] == 50 and sim["slots"] == 4
+    assert sim["n_requests"] == 50 and sim["slots"] == 4
     assert 0 < sim["ttft_median_s"] <= sim["ttft_p95_s"]
     again = run_json(
         capsys,

@@ -351,8 +351,8 @@ class UsersPoint(BaseModel):
     user_tok_s: float  # 1 / step_s
     bound: str
     read_bytes: Bytes  # what a step reads: weights once, every user's KV
-    # the KV cache the users hold (llama.cpp: -c = users x ctx per user), with recurrent state
-    kv_bytes: Bytes
+    # the cache the users hold (llama.cpp: -c = users x ctx per user): KV + recurrent state
+    cache_bytes: Bytes
     fits: bool | None = None  # weights, KV and buffers fit the memory (None: no memory size)
 
 
@@ -389,7 +389,7 @@ def users_curve(
                 user_tok_s=1.0 / p.time_s,
                 bound=p.bound,
                 read_bytes=round(p.read_bytes),
-                kv_bytes=round(held),
+                cache_bytes=round(held),
                 fits=fits(b) if fits is not None else None,
             )
         )
@@ -442,10 +442,10 @@ class ServeSimulation(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     rate_rps: float
-    requests: int
+    n_requests: int
     seed: int
     slots: int
-    unified: bool
+    kv_unified: bool  # one cache for all slots (-kvu)
     ttft_median_s: float  # arrival to first token, queue included
     ttft_p95_s: float
     user_tok_s_median: float  # output tokens after the first / time writing them, per request
@@ -624,10 +624,10 @@ def simulate(
     overloaded = requests / last_end < 0.9 * requests / arrivals[-1] if last_end else False
     return ServeSimulation(
         rate_rps=rate_rps,
-        requests=requests,
+        n_requests=requests,
         seed=seed,
         slots=slots,
-        unified=unified,
+        kv_unified=unified,
         ttft_median_s=_percentile(ttft, 0.5),
         ttft_p95_s=_percentile(ttft, 0.95),
         user_tok_s_median=_percentile(speeds, 0.5) if speeds else 0.0,

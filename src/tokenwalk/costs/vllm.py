@@ -63,7 +63,7 @@ class VllmMemory(BaseModel):
     gpu_bytes: Bytes  # the card's memory
     gpu_memory_utilization: float
     requested_bytes: Bytes  # utilization x gpu_bytes
-    weight_bytes: Bytes  # the checkpoint in its dtype
+    checkpoint_bytes: Bytes  # the weights in the checkpoint's dtype
     activation_bytes: Bytes  # the dummy pass's peak at max_num_batched_tokens
     non_torch_bytes: Bytes
     cuda_graph_bytes: Bytes
@@ -157,7 +157,7 @@ def vllm_memory(
         gpu_bytes=gpu,
         gpu_memory_utilization=gpu_memory_utilization,
         requested_bytes=requested,
-        weight_bytes=weights,
+        checkpoint_bytes=weights,
         activation_bytes=act,
         non_torch_bytes=NON_TORCH_BYTES,
         cuda_graph_bytes=CUDA_GRAPH_BYTES,

@@ -69,7 +69,7 @@ def render_serve(r: ServeReport, console: Console) -> None:
         v = r.vllm
         console.print(
             f"[bold]vLLM at start-up[/bold] [dim]({v.gpu_memory_utilization:g} of "
-            f"{human_bytes(v.gpu_bytes)}: weights {human_bytes(v.weight_bytes)}, activations "
+            f"{human_bytes(v.gpu_bytes)}: weights {human_bytes(v.checkpoint_bytes)}, activations "
             f"{human_bytes(v.activation_bytes)} at {count(v.max_num_batched_tokens)} tokens, "
             f"CUDA graphs and the rest {human_bytes(v.cuda_graph_bytes + v.non_torch_bytes)}; "
             f"blocks of {v.block_tokens})[/dim]"
@@ -79,7 +79,7 @@ def render_serve(r: ServeReport, console: Console) -> None:
     sim = r.simulation
     if sim is not None:
         t = Facts(
-            f"A server under {sim.rate_rps:g} requests a second ({sim.requests} requests, "
+            f"A server under {sim.rate_rps:g} requests a second ({sim.n_requests} requests, "
             f"seed {sim.seed}, {sim.slots} slots)",
             pad_edge=False,
         )
@@ -115,7 +115,7 @@ def render_serve(r: ServeReport, console: Console) -> None:
             rate(p.aggregate_tok_s),
             seconds(p.step_s),
             p.bound,
-            human_bytes(p.kv_bytes),
+            human_bytes(p.cache_bytes),
             fits,
             style=style,
         )
