@@ -291,8 +291,8 @@ def _vllm(
 ):  # noqa: ANN202
     """vLLM on one GPU: its start-up accounting, and the pass model scaled by its factor."""
     from tokenwalk.costs.budget import MemoryFit
-    from tokenwalk.costs.serve import PoolPricer, ScaledPricer, serve_report
-    from tokenwalk.costs.vllm import VLLM_ENGINE_FACTOR, vllm_memory
+    from tokenwalk.costs.serve import PoolPricer, serve_report
+    from tokenwalk.costs.vllm import VLLM_ENGINE_FACTOR, VLLM_SEQUENCE_HEAD_S, vllm_memory
     from tokenwalk.numbers import size
     from tokenwalk.system import Offload as _Offload
 
@@ -310,7 +310,9 @@ def _vllm(
         kv_type=kv_type.lower(),
     )
     common["slots"] = max(slots, mem.max_num_seqs) if slots == common["users"] else slots
-    pricer = ScaledPricer(PoolPricer(mdl, card, kv_type.lower()), VLLM_ENGINE_FACTOR)
+    pricer = PoolPricer(
+        mdl, card, kv_type.lower(), factor=VLLM_ENGINE_FACTOR, seq_head_s=VLLM_SEQUENCE_HEAD_S
+    )
     most = min(mem.kv_tokens // per_user, mem.max_num_seqs)
     report = serve_report(
         mdl,

@@ -52,6 +52,7 @@ from tokenwalk.costs.vllm import VllmMemory
 from tokenwalk.costs.weights import per_model
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
+from tokenwalk.model.layers import Attention
 from tokenwalk.model.model import Model
 from tokenwalk.units import Bytes
 
@@ -67,6 +68,9 @@ __all__ = [
     "Pricer",
     "PoolPricer",
     "StepPrice",
+    "SEQUENCE_HEAD_S",
+    "sequence_head_s",
+    "attention_heads",
     "UsersPoint",
     "BenchRow",
     "batched_bench",
@@ -247,13 +251,44 @@ class Pricer:
         raise NotImplementedError
 
 
+# The fixed cost a pass pays for each sequence beyond the first, per attention head of every
+# layer (`attention_heads`), on a GPU: kernels that run a block per sequence and head (its
+# attention over its own cells) and, from two tokens on, no CUDA graph. Fitted where the pass
+# model, which reads the weights once for all, leaves each extra sequence's time unexplained:
+# the median over the H200's llama-batched-bench runs of Llama 3.1 8B with B = 2 to 32
+# (tests/data/h200-cuda; each B's step beyond one sequence's, less the pass model's: 358 to
+# 1,059 ns) is 685 ns; the published RTX 2060 run of PR #14363 (Qwen2.5-Coder-0.5B, B = 32)
+# gives 634 ns. A CPU's: the recorded batched ground truth (tests/data/batched-ground-truth).
+SEQUENCE_HEAD_S = {"gpu": 0.685e-6, "cpu": 0.0}
+
+
+def sequence_head_s(backend: str) -> float:
+    """The per-sequence cost of one attention head of one layer on a backend (SEQUENCE_HEAD_S)."""
+    return SEQUENCE_HEAD_S["cpu" if backend == "cpu" else "gpu"]
+
+
+@per_model
+def attention_heads(model: Model) -> int:
+    """Query heads of all the attention layers a pass runs (sum over layers of n_head)."""
+    kinds = (Attention.FULL, Attention.SLIDING, Attention.MLA)
+    return sum(model.spec.n_head[x.index] for x in model.decoding_layers if x.attention in kinds)
+
+
 @dataclass
 class PoolPricer(Pricer):
-    """A model on one machine of one pool of memory: `batch_work` then `timing.pass_cost`."""
+    """A model on one machine of one pool of memory: `batch_work`, then `timing.pass_cost`
+    divided by an engine's `factor` (1: llama.cpp), and the fixed cost of every sequence
+    beyond the first:
+
+        t = t_pass / factor + (S - 1) x H x seq_head_s      (S sequences, H attention heads)
+
+    `seq_head_s` None takes the backend's (`sequence_head_s`)."""
 
     model: Model
     machine: Machine
     kv_type: str = "f16"
+    factor: float = 1.0
+    seq_head_s: float | None = None
     _memo: dict = field(default_factory=dict, repr=False)
 
     def price(
@@ -267,11 +302,16 @@ class PoolPricer(Pricer):
             self.model, seqs, kv_type=self.kv_type, n_logits=n_logits, cells_in_use=cells_in_use
         )
         c = pass_cost(work, self.machine)
+        tau = self.seq_head_s
+        if tau is None:
+            tau = sequence_head_s(self.machine.backend)
+        extra = (len(seqs) - 1) * attention_heads(self.model) * tau
+        f = self.factor
         price = StepPrice(
-            time_s=c.time_s,
-            memory_s=c.memory_s,
-            compute_s=c.compute_s,
-            overhead_s=c.overhead_s,
+            time_s=c.time_s / f + extra,
+            memory_s=c.memory_s / f,
+            compute_s=c.compute_s / f,
+            overhead_s=c.overhead_s / f + extra,
             read_bytes=work.bytes,
             bound=c.bound,
         )
@@ -754,40 +794,18 @@ class SplitPricer(Pricer):
                 streams=b,
                 n_logits=n_logits,
             )
+            heads = attention_heads(self.setup.model)  # type: ignore[attr-defined]
+            backend = self.setup.system.devices[0].backend  # type: ignore[attr-defined]
+            extra = (b - 1) * heads * sequence_head_s(backend)
             hit = self._memo[key] = StepPrice(
-                time_s=sp.time_s,
+                time_s=sp.time_s + extra,
                 memory_s=sp.memory_s,
                 compute_s=sp.compute_s,
-                overhead_s=sp.overhead_s,
+                overhead_s=sp.overhead_s + extra,
                 read_bytes=sp.bytes,
                 bound=sp.bound,
             )
         return hit
-
-
-@dataclass
-class ScaledPricer(Pricer):
-    """Another engine on the same pass model: every time divided by `factor`."""
-
-    inner: Pricer
-    factor: float
-
-    def __post_init__(self) -> None:
-        self.kv_type = self.inner.kv_type
-
-    def price(
-        self, seqs: Sequence[Seq], n_logits: int | None = None, cells_in_use: int | None = None
-    ) -> StepPrice:
-        p = self.inner.price(seqs, n_logits, cells_in_use)
-        f = self.factor
-        return p.model_copy(
-            update=dict(
-                time_s=p.time_s / f,
-                memory_s=p.memory_s / f,
-                compute_s=p.compute_s / f,
-                overhead_s=p.overhead_s / f,
-            )
-        )
 
 
 def serve_report(

@@ -34,6 +34,7 @@ from tokenwalk.units import Bytes
 __all__ = [
     "VLLM_BLOCK_TOKENS",
     "VLLM_ENGINE_FACTOR",
+    "VLLM_SEQUENCE_HEAD_S",
     "DEFAULT_GPU_MEMORY_UTILIZATION",
     "VllmMemory",
     "vllm_defaults",
@@ -49,11 +50,15 @@ NON_TORCH_BYTES = GIB // 2
 # CUDA graphs captured for the decode batch sizes (up to 512 sequences): vLLM logs "Graph
 # capturing finished ... took N GiB", about half a GiB for a model of 7 to 8 B on one GPU.
 CUDA_GRAPH_BYTES = GIB // 2
-# vLLM's step time against the pass model's llama.cpp step on the same card: the median of
-# measured / predicted output speed over the published vLLM 0.25.1 runs of Qwen2.5-7B-Instruct
-# (BF16) on an RTX 4090 at concurrency 1 to 32 (../shared/data/batched-train.csv;
-# tests/costs/test_serve_published.py refits it).
-VLLM_ENGINE_FACTOR = 1.0
+# vLLM against the pass model's llama.cpp step on the same card, fitted to the published runs
+# of vLLM 0.25.1 serving Qwen2.5-7B-Instruct (BF16) on an RTX 4090 at concurrency 1 to 32
+# (tests/data/batched-published, `benchmarks/serve_published.py` `fit_vllm`): its step is the
+# pass model's divided by VLLM_ENGINE_FACTOR (the one-user run: vLLM reads the weights faster
+# than llama.cpp's fitted 84% of the bandwidth), plus VLLM_SEQUENCE_HEAD_S for every sequence
+# beyond the first in every layer (the median the other runs imply: its attention and sampling
+# per sequence).
+VLLM_ENGINE_FACTOR = 1.133
+VLLM_SEQUENCE_HEAD_S = 0.302e-6
 
 
 class VllmMemory(BaseModel):
