@@ -236,8 +236,11 @@ def _llama(
     per_user = int(common["ctx_per_user"])  # type: ignore[call-overload]
     setup = system_plan(mdl, sysm, offload, ctx=slots * per_user, kv_type=kv_type, parallel=slots)
     pricer: Pricer
-    if setup is None:
+    if setup is None or setup.one_card:  # one pool, or the whole model on one card
         pricer = PoolPricer(mdl, sysm.first, kv_type)
+    else:
+        pricer = SplitPricer(setup, kv_type)
+    if setup is None:
         m = sysm.first
 
         def fits(b: int) -> bool | None:
@@ -245,7 +248,6 @@ def _llama(
             return None if f is None else f.fits
 
     else:
-        pricer = SplitPricer(setup, kv_type)
 
         def fits(b: int) -> bool | None:
             at = system_plan(mdl, sysm, offload, ctx=b * per_user, kv_type=kv_type, parallel=b)
