@@ -104,7 +104,7 @@ def render_serve(r: ServeReport, console: Console) -> None:
             t.add_row("", "", "[bold red]overloaded: requests arrive faster than they end[/]")
         console.print(t)
     table = FitTable(title="against the number of users", title_justify="left")
-    for name in ("users", "each", "all", "step", "bound", "KV held", "fits"):
+    for name in ("users", "each", "all", "step", "bound", "cache", "fits"):
         table.add_column(name, justify="left" if name in ("bound", "fits") else "right")
     for p in r.by_users:
         fits = "" if p.fits is None else ("yes" if p.fits else "no")
