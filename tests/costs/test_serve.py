@@ -4,6 +4,8 @@ micro-batches, and the seeded server simulation."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokenwalk.costs.serve import (
     PoolPricer,
@@ -17,6 +19,7 @@ from tokenwalk.costs.serve import (
     serve_report,
     simulate,
     user_depths,
+    users_step,
 )
 from tokenwalk.costs.timing import decode_report, pass_time, pass_work, prefill_report
 from tokenwalk.errors import InputError
@@ -108,6 +111,25 @@ def test_bench_row_of_one_sequence_is_decode_and_prefill(models, machines):
     assert row.s_pp_tok_s == pytest.approx(prefill_report(model, m, prompt=512).tok_s, rel=1e-12)
     steps = [pass_time(model, m, 1, 512 + i).time_s for i in range(4)]
     assert row.s_tg_tok_s == pytest.approx(4 / sum(steps), rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(MODELS),
+    st.sampled_from(MACHINES),
+    st.integers(1, 255),
+    st.integers(1, 32_000),
+    st.integers(1, 4000),
+)
+def test_more_users_never_write_faster_each(models, machines, slug, machine_slug, b, p, o):
+    """Per-user speed never rises with B; aggregate speed never falls until the step at the
+    larger B is compute-bound (hypothesis, over catalogue models and machines)."""
+    pricer = PoolPricer(models[slug], machines[machine_slug])
+    a = users_step(pricer, b, p, o)
+    z = users_step(pricer, b + 1, p, o)
+    assert z.time_s >= a.time_s * (1 - 1e-9)
+    if (b + 1) / z.time_s < b / a.time_s * (1 - 1e-9):
+        assert z.compute_bound
 
 
 def test_depths_spread_over_the_writing():
