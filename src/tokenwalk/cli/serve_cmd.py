@@ -330,6 +330,7 @@ def _vllm(
         engine_factor=VLLM_ENGINE_FACTOR,
         limit=max(mem.max_num_seqs, 1),
         vllm=mem,
+        ctx=mem.kv_tokens,
         **common,  # type: ignore[arg-type]
     )
     users = int(common["users"])  # type: ignore[call-overload]

@@ -9,8 +9,10 @@ through the same pass model as decode and prefill (`costs.timing`):
     KV        sum over sequences of the cells each one's query reads at its own depth c_i
     F         2 x P_active x B + sum_i A(1, c_i)      (the rows term: B rows per product)
     t(B)      max(memory, compute) + L x overhead     (`timing.pass_cost`)
+              + (B - 1) x H x c_seq                    (H attention heads; `PoolPricer`)
 
-so aggregate speed B / t(B) grows while the weights dominate the read and per-user speed
+(c_seq: what each sequence beyond the first costs a GPU on its own, SEQUENCE_HEAD_S), so
+aggregate speed B / t(B) grows while the weights dominate the read and per-user speed
 1 / t(B) falls. A server whose users are spread over one request's length holds them at depths
 c_i = P + (i + 1/2) O / B (P prompt, O output tokens): their mean, P + O / 2, is where one user
 writing alone is timed by `tokenwalk decode --ctx`.
@@ -78,6 +80,15 @@ __all__ = [
     "simulate",
     "users_curve",
     "largest_users",
+    "first_users",
+    "server_step",
+    "step_price",
+    "ServeReport",
+    "serve_report",
+    "SplitPricer",
+    "curve_users",
+    "ttft_while_busy",
+    "users_step",
 ]
 
 DEFAULT_BATCH = 2048  # llama.cpp's n_batch (-b): tokens one llama_decode takes at most
@@ -508,7 +519,6 @@ class _Slot:
     depth: int  # tokens in the cache
     written: int = 0
     first_token_s: float | None = None
-    admitted_s: float = 0.0
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -617,7 +627,7 @@ def simulate(
         while queue and len(busy) < slots:
             a = queue.pop(0)
             waits.append(now - a)
-            busy.append(_Slot(arrival=a, prompt_left=todo, depth=cached, admitted_s=now))
+            busy.append(_Slot(arrival=a, prompt_left=todo, depth=cached))
         q_max = max(q_max, len(queue))
         if not busy:
             now = arrivals[i_next]
@@ -834,6 +844,7 @@ def serve_report(
     engine_factor: float = 1.0,
     limit: int = MAX_USERS,
     vllm: VllmMemory | None = None,
+    ctx: int | None = None,
 ) -> ServeReport:
     """`tokenwalk serve`'s answer: the step of `users` users, the curve against the number of
     users, the most users at `min_tok_s` each, the first compute-bound step, a prompt read
@@ -885,7 +896,7 @@ def serve_report(
         engine=engine,
         users=users,
         slots=slots,
-        ctx=slots * ctx_per_user,
+        ctx=ctx if ctx is not None else slots * ctx_per_user,
         ctx_per_user=ctx_per_user,
         kv_unified=unified,
         batch=batch,
