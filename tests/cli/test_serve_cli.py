@@ -155,3 +155,11 @@ def test_refusals(capsys, argv, message):
 def test_no_prompt_is_refused(capsys):
     assert main(["serve", "llama-3.1-8b", "-m", "rtx-4090"]) == 2
     assert "give the prompt" in capsys.readouterr().err
+
+
+def test_a_chat_is_the_prompt(capsys):
+    chat = ["--chat", "docs/examples/clinical-chat.json"]
+    r = run_json(capsys, "serve", "qwen3-0.6b", "-m", "rtx-4090", *chat, "-u", "2")
+    assert r["prompt_tokens"] > 1000
+    assert main(["serve", "qwen3-0.6b", "-m", "rtx-4090", *chat, "--prompt", "5"]) == 2
+    assert "one way" in capsys.readouterr().err
