@@ -14,6 +14,7 @@ from rich.text import Text
 from tokenwalk.cli import main
 from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.kv import KvReport
+from tokenwalk.costs.serve import ServeReport
 from tokenwalk.costs.size import SizeReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.sweep import SweepColumn, SweepReport, SweepRow
@@ -35,6 +36,7 @@ COMMANDS = {
     "trace": (TraceReport, ["trace", M, *LAPTOP, "--prompt", "6500"]),
     "spec": (SpecReport, ["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", *LAPTOP]),
     "size": (SizeReport, ["size", M]),
+    "serve": (ServeReport, ["serve", M, *LAPTOP, "--prompt", "2k"]),
 }
 CHART = {
     "decode": charts.chart_decode_report,
@@ -44,6 +46,7 @@ CHART = {
     "trace": charts.chart_trace_report,
     "spec": charts.chart_spec_report,
     "size": charts.chart_size_report,
+    "serve": charts.chart_serve_report,
 }
 _REPORTS: dict[str, object] = {}
 

@@ -98,6 +98,13 @@ def cases(f: dict[str, str]) -> dict[str, list[str]]:
             *("--prompt", "6500"),
         ],
         "spec": ["spec", "qwen3.6-27b", "--draft", "qwen3-0.6b", *LAPTOP],
+        "serve": [
+            *("serve", "qwen3.6-35b-a3b", *LAPTOP, "--prompt", "2k", "--users", "4"),
+            *("--rate", "0.02", "--requests", "40"),
+        ],
+        "serve-vllm": [
+            *("serve", "llama-3.1-8b", "-m", "rtx-4090", "--engine", "vllm", "--prompt", "1k"),
+        ],
         "decode-sweep": [
             "decode",
             "qwen3.6-35b-a3b",

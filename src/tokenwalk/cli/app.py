@@ -116,6 +116,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "When speculative decoding pays: speedup by acceptance rate and draft length.",
         "tokenwalk spec qwen3-32b --draft qwen3-0.6b --machine radeon-860m",
     ),
+    "serve": (
+        "Several users on one box: speed per user and in all, slots, queue, memory.",
+        "tokenwalk serve qwen3.6-35b-a3b --machine radeon-860m --prompt 2k --users 1,2,4,8",
+    ),
     "compare": (
         "Machines and models side by side: fit, speed, first token, request time and price.",
         "tokenwalk compare qwen3.6-35b-a3b --machine radeon-860m,rtx-5090,h100-sxm --prompt 6500",
@@ -151,6 +155,7 @@ COMMAND_MODULES: dict[str, str] = {
     "tokens": "tokens_cmd",
     "probe": "probe_cmd",
     "calibrate": "machines_cmd",
+    "serve": "serve_cmd",
 }
 
 
@@ -297,6 +302,7 @@ PromptOpt = Annotated[
         show_default=False,
     ),
 ]
+OutputOpt = Annotated[int, tokens_option("--output", "-n", help="Tokens written.")]
 CachedOpt = Annotated[
     int, tokens_option("--cached", help="Prompt tokens reused from a prefix cache.")
 ]

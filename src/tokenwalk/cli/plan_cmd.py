@@ -13,6 +13,7 @@ from tokenwalk.cli.app import (
     KvTypeOpt,
     ModelArg,
     NoCacheOpt,
+    OutputOpt,
     ParallelOpt,
     PromptOpt,
     QuantOpt,
@@ -183,7 +184,7 @@ def trace(
     prompt: PromptOpt = 0,
     prompt_file: PromptFileOpt = None,
     chat: ChatOpt = None,
-    output: Annotated[int, tokens_option("--output", "-n", help="Tokens written.")] = 300,
+    output: OutputOpt = 300,
     cold: Annotated[bool, typer.Option("--cold", help="Load the weights from disk first.")] = False,
     cached: CachedOpt = 0,
     restore_kv: Annotated[

@@ -620,11 +620,13 @@ def unhidden_share(work: PassWork, backend: str) -> float:
 
     A GPU hides a pass's arithmetic under the read, or the read under the arithmetic (u = 0).
     A CPU core streams its rows of a weight and unpacks and multiplies them in turn: in a
-    decoding step the two add (u = 1: memory + compute). A pass of n s tokens multiplies each
-    weight it loads for n s tokens, and only the first token's arithmetic waits on the read,
-    u = 1 / (n s): in a prefill chunk a negligible term (a 512-token chunk's compute is tens of
-    times its read), between one and a few tokens (a draft's verification) an interpolation no
-    measured row pins:
+    decoding step the two add (u = 1: memory + compute). A pass of n tokens a stream
+    multiplies each weight it loads for n tokens of a stream in a row, and only the first
+    token's arithmetic waits on the read, u = 1 / n: in a prefill chunk a negligible term (a
+    512-token chunk's compute is tens of times its read), between one and a few tokens (a
+    draft's verification) an interpolation no measured row pins. A decoding step of s streams
+    is s mat-vec products a weight, each waiting on it as one stream's does (u = 1): taking
+    1 / (n s) there made a step of two streams faster than one on a CPU (`tokenwalk serve`):
 
         time = memory + compute + overhead      (a CPU's decoding step)
         time = max(memory, compute) + overhead  (a GPU's passes; a CPU's prefill, nearly)
@@ -634,7 +636,7 @@ def unhidden_share(work: PassWork, backend: str) -> float:
     whole read in a CPU's prefill too made it worse (0.193; docs/timing-model.md)."""
     if backend != "cpu":
         return 0.0
-    return 1.0 / (work.n_tokens * work.streams)
+    return 1.0 / work.n_tokens
 
 
 def matrix_flops(work: PassWork, backend: str = "") -> float:

@@ -22,6 +22,7 @@ _VIEWS = {
     "TokenCount": ("tokenwalk.render.prompt", "render_tokens"),
     "SessionReport": ("tokenwalk.render.prompt", "render_session"),
     "SweepReport": ("tokenwalk.render.sweep", "render_sweep"),
+    "ServeReport": ("tokenwalk.render.serve", "render_serve"),
     "CompareReport": ("tokenwalk.render.compare", "render_compare"),
     "ModelsFitReport": ("tokenwalk.render.compare", "render_models_fit"),
 }

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tokenwalk.costs.budget import BudgetReport
     from tokenwalk.costs.compare import CompareReport
     from tokenwalk.costs.kv import KvReport
+    from tokenwalk.costs.serve import ServeReport
     from tokenwalk.costs.size import SizeReport
     from tokenwalk.costs.spec import SpecReport
     from tokenwalk.costs.sweep import SweepReport
@@ -42,6 +43,7 @@ __all__ = [
     "chart_spec_report",
     "chart_size_report",
     "chart_compare_report",
+    "chart_serve_report",
 ]
 
 # (glyph, colour) of the shares of a bar: the glyphs alone tell them apart without colour
@@ -729,3 +731,29 @@ def chart_compare_report(r: CompareReport, console: Console) -> None:
         console.print()
         _title(console, title)
         _hbars(console, rows)
+
+
+def chart_serve_report(r: ServeReport, console: Console) -> None:
+    """Each user's speed and all users' together against the number of users (log scale), the
+    --min-tok-s line beside them."""
+    xs = [p.users for p in r.by_users]
+    console.print()
+    _title(
+        console,
+        f"tok/s against the number of users ({r.machine}): {r.users_at_min_tok_s:,} users at "
+        f"{r.min_tok_s:g} tok/s each",
+    )
+    line_chart(
+        console,
+        [
+            ("each user", xs, [p.user_tok_s for p in r.by_users]),
+            ("all users", xs, [p.aggregate_tok_s for p in r.by_users]),
+            (f"{r.min_tok_s:g} tok/s", xs, [r.min_tok_s] * len(xs)),
+        ],
+        xlabel="users",
+        ylabel="tok/s",
+        xlog=True,
+        ylog=True,
+        xticks=xs,
+        xtick_label=lambda x: f"{x:,.0f}",
+    )

@@ -37,6 +37,13 @@ _HEADLINES: dict[str, list[SweepColumn]] = {
         _col("total_s", "total", "s"),
         _col("decode_tok_s", "decode", "tok/s"),
     ],
+    "ServeReport": [
+        _col("user_tok_s", "each user", "tok/s"),
+        _col("aggregate_tok_s", "all users", "tok/s"),
+        _col("ttft_busy_s", "TTFT busy", "s"),
+        _col("users_at_min_tok_s", "users at min"),
+        _col("bound", "bound"),
+    ],
     "SessionReport": [
         _col("busy_s", "busy", "s"),
         _col("wall_s", "wall", "s"),

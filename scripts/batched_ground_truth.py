@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Record batched ground truth: llama-batched-bench on GGUF files, several sequences at once.
+
+For each model and each number of parallel sequences B of --npl, this waits until the machine
+is quiet (1-minute load average below --max-load, polled every --poll seconds; after
+--run-anyway-at UTC it runs regardless), then runs
+
+    llama-batched-bench -m MODEL -c CTX -t T -npp 128,512 -ntg 128 -npl B --output-format jsonl
+
+(CTX = B x (largest PP + TG), so no row is skipped; a cache per sequence, prompts not shared:
+llama.cpp's defaults) and appends its JSON lines, unchanged, to OUT/<model stem>.jsonl. One
+run per B keeps each row's load averages apart. It writes OUT/runs.json (every command, its
+exit code, wall time and the load averages around it) and OUT/README.md saying how all of it
+was made. The models' header-only copies are those of tests/data/cpu-ground-truth/headers.
+
+Usage:
+  python scripts/batched_ground_truth.py --batched-bench /path/to/llama-batched-bench \\
+      --source "model.gguf=where the file came from" model.gguf [more.gguf ...] \\
+      [--out tests/data/batched-ground-truth] [--threads 2] [--npl 1,2,4,8,16,32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from cpu_ground_truth import cpu_flags, lscpu_summary, sha256, utc_now, wait_for_quiet  # noqa: E402
+from measure_host import GIB, loadavg  # noqa: E402
+
+
+def run_appending(cmd: list[str], out_file: Path, gate: dict, log: list[dict]) -> int:
+    """Run `cmd`, append its stdout's JSON lines to `out_file`, and a record to `log`."""
+    started = utc_now()
+    t0 = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    rec = {
+        "command": shlex.join(cmd),
+        "output": out_file.name,
+        "started_utc": started,
+        "wall_s": round(time.monotonic() - t0, 1),
+        "exit_code": res.returncode,
+        **gate,
+        "loadavg_at_end": loadavg(),
+    }
+    log.append(rec)
+    if res.returncode == 0:
+        lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+        with out_file.open("a", encoding="utf-8") as fh:
+            fh.writelines(ln + "\n" for ln in lines)
+    else:
+        print(res.stderr[-4000:], file=sys.stderr)
+    print(f"  {out_file.name}: exit {res.returncode}, {rec['wall_s']} s", file=sys.stderr)
+    return res.returncode
+
+
+def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
+    lines = [
+        "# Batched ground truth: llama-batched-bench on one 2-core machine",
+        "",
+        f"Made {meta['date_utc']} by `{meta['command']}`.",
+        "Everything here is written by `scripts/batched_ground_truth.py`; do not edit by hand.",
+        "",
+        "- `<model>.jsonl`: the JSON lines llama-batched-bench printed (`--output-format jsonl`),"
+        " one run per number of sequences, unchanged: pp, tg, pl (sequences), t_pp, speed_pp"
+        " (S_PP = pl x pp / t_pp), t_tg, speed_tg (S_TG = pl x tg / t_tg)",
+        "- `runs.json`: every command, its exit code, wall time and the load averages around it",
+        "- the models' header-only copies: `../cpu-ground-truth/headers/`",
+        "",
+        "## Machine",
+        "",
+    ]
+    lines += [f"- {k}: {v}" for k, v in meta["lscpu"].items()]
+    lines += [
+        f"- RAM: {meta['mem_total_bytes'] / GIB:.1f} GiB (MemTotal {meta['mem_total_bytes']:,} B)",
+        f"- CPU flags used by ggml: {' '.join(meta['cpu_flags'])}",
+        f"- OS: {meta['os']}",
+        "- Shared with other work: each run waited for a 1-minute load average below "
+        f"{meta['max_load']} (polled every {meta['poll_s']:.0f} s); the load at every run is "
+        "below and in runs.json.",
+        "",
+        "## Build",
+        "",
+        f"- llama.cpp: {meta['build']}",
+        "- llama-batched-bench defaults otherwise: n_batch 2048, n_ubatch 512, flash attention "
+        "auto, a KV cache per sequence (no -kvu), prompts not shared (no -pps)",
+        "",
+        "## Models",
+        "",
+        "| file | bytes | sha256 | source |",
+        "|---|---:|---|---|",
+    ]
+    for m in meta["models"]:
+        lines.append(f"| {m['file']} | {m['bytes']:,} | `{m['sha256'][:16]}` | {m['source']} |")
+    lines += [
+        "",
+        "## Results (tokens/s)",
+        "",
+        "| model | PP | TG | B | S_PP | S_TG |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for m in meta["models"]:
+        path = out / (Path(m["file"]).name.removesuffix(".gguf") + ".jsonl")
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        for r in sorted(rows, key=lambda r: (r["pp"], r["pl"])):
+            lines.append(
+                f"| {m['file']} | {r['pp']} | {r['tg']} | {r['pl']} | {r['speed_pp']:.2f} | "
+                f"{r['speed_tg']:.2f} |"
+            )
+    lines += [
+        "",
+        "## Commands and load averages (1, 5, 15 min)",
+        "",
+        "| output | started (UTC) | wall s | load at start | load at end | waited s |",
+        "|---|---|---:|---|---|---:|",
+    ]
+    for r in log:
+        forced = " (ran despite load)" if r["ran_despite_load"] else ""
+        lines.append(
+            f"| {r['output']} | {r['started_utc']} | {r['wall_s']} | {r['loadavg_at_start']}"
+            f"{forced} | {r['loadavg_at_end']} | {r['waited_s']} |"
+        )
+    lines += ["", "Commands, in order:", "", "```"]
+    lines += [r["command"] for r in log]
+    lines += ["```", ""]
+    (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Usage:")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("models", type=Path, nargs="+", help="GGUF files to benchmark")
+    ap.add_argument("--batched-bench", type=Path, required=True, help="llama-batched-bench")
+    ap.add_argument("--out", type=Path, default=Path("tests/data/batched-ground-truth"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--npp", default="128,512")
+    ap.add_argument("--ntg", default="128")
+    ap.add_argument("--npl", default="1,2,4,8,16,32")
+    ap.add_argument("--max-load", type=float, default=0.7, help="1-minute load to wait for")
+    ap.add_argument("--poll", type=float, default=60.0, help="seconds between load checks")
+    ap.add_argument("--run-anyway-at", help="UTC time HH:MM after which runs no longer wait")
+    ap.add_argument("--source", action="append", default=[], help="FILE=where it came from")
+    ap.add_argument("--build", default="(not given)", help="which llama.cpp, how it was built")
+    args = ap.parse_args(argv)
+
+    for p in (args.batched_bench, *args.models):
+        if not p.is_file():
+            print(f"batched_ground_truth: error: no such file: {p}", file=sys.stderr)
+            return 2
+    deadline = None
+    if args.run_anyway_at:
+        hh, mm = (int(x) for x in args.run_anyway_at.split(":"))
+        deadline = datetime.now(timezone.utc).replace(hour=hh, minute=mm, second=0, microsecond=0)
+    sources = dict(s.split("=", 1) for s in args.source)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    log: list[dict] = []
+    models = []
+    span = max(int(x) for x in args.npp.split(",")) + max(int(x) for x in args.ntg.split(","))
+    for model in args.models:
+        target = out / (model.name.removesuffix(".gguf") + ".jsonl")
+        target.write_text("", encoding="utf-8")
+        for pl in (int(x) for x in args.npl.split(",")):
+            cmd = [
+                str(args.batched_bench),
+                "-m",
+                str(model),
+                "-c",
+                str(pl * span),
+                "-t",
+                str(args.threads),
+                "-npp",
+                args.npp,
+                "-ntg",
+                args.ntg,
+                "-npl",
+                str(pl),
+                "--output-format",
+                "jsonl",
+            ]
+            gate = wait_for_quiet(args.max_load, args.poll, deadline)
+            if run_appending(cmd, target, gate, log) != 0:
+                return 1
+        models.append(
+            {
+                "file": model.name,
+                "bytes": model.stat().st_size,
+                "sha256": sha256(model),
+                "source": sources.get(str(model), sources.get(model.name, "not given")),
+            }
+        )
+    meta = {
+        "date_utc": utc_now(),
+        "command": "python scripts/batched_ground_truth.py " + shlex.join(argv or sys.argv[1:]),
+        "lscpu": lscpu_summary(),
+        "mem_total_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+        "cpu_flags": cpu_flags(),
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "max_load": args.max_load,
+        "poll_s": args.poll,
+        "build": args.build,
+        "models": models,
+    }
+    (out / "runs.json").write_text(json.dumps({"runs": log}, indent=1) + "\n", encoding="utf-8")
+    write_readme(out, meta, log)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

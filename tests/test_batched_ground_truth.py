@@ -1,0 +1,60 @@
+"""The recorded batched ground truth (tests/data/batched-ground-truth, made by
+scripts/batched_ground_truth.py): llama-batched-bench on this project's 2-core Xeon, B = 1 to
+32 sequences, against `tokenwalk serve`'s pass model on the machine's catalogue entry
+(xeon-kvm-2c-2t, fitted to the same files' llama-bench runs of one sequence): S_PP and S_TG
+within 15% for every B."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tokenwalk.costs.serve import PoolPricer, batched_bench
+from tokenwalk.machine import resolve_machine
+from tokenwalk.model.resolve import load_model
+
+DATA = Path(__file__).parent / "data" / "batched-ground-truth"
+HEADERS = Path(__file__).parent / "data" / "cpu-ground-truth" / "headers"
+if not (DATA / "runs.json").is_file():
+    pytest.skip(
+        "no batched ground truth recorded yet: python scripts/batched_ground_truth.py",
+        allow_module_level=True,
+    )
+FILES = sorted(DATA.glob("*.jsonl"))
+ROWS = [(p.stem, json.loads(line)) for p in FILES for line in p.read_text().splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def pricers():
+    machine = resolve_machine("xeon-kvm-2c-2t")
+    return {
+        p.stem: PoolPricer(load_model(str(HEADERS / f"{p.stem}.header.gguf")).model, machine)
+        for p in FILES
+    }
+
+
+def test_every_b_of_both_models_is_recorded():
+    assert len(FILES) == 2
+    for p in FILES:
+        rows = [json.loads(x) for x in p.read_text().splitlines() if x]
+        assert sorted((r["pp"], r["pl"]) for r in rows) == [
+            (pp, b) for pp in (128, 512) for b in (1, 2, 4, 8, 16, 32)
+        ]
+        assert all(r["tg"] == 128 and r["n_threads"] == 2 and not r["is_pp_shared"] for r in rows)
+
+
+@pytest.mark.parametrize("stem, row", ROWS, ids=[f"{s}-pp{r['pp']}-B{r['pl']}" for s, r in ROWS])
+def test_speeds_within_15_percent(pricers, stem, row):
+    got = batched_bench(pricers[stem], row["pp"], row["tg"], row["pl"])
+    assert got.s_pp_tok_s == pytest.approx(row["speed_pp"], rel=0.15)
+    assert got.s_tg_tok_s == pytest.approx(row["speed_tg"], rel=0.15)
+
+
+def test_readme_says_how_it_was_made():
+    text = (DATA / "README.md").read_text()
+    for needle in ("llama-batched-bench", "Model name", "L3 cache", "load", "0c1e570"):
+        assert needle in text
+    runs = json.loads((DATA / "runs.json").read_text())["runs"]
+    assert len(runs) == 12 and all(r["exit_code"] == 0 and r["loadavg_at_start"] for r in runs)
