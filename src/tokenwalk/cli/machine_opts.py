@@ -95,7 +95,8 @@ GpuLimitOpt = Annotated[
         "--gpu-limit",
         help="GiB the GPU may hold, where less than the memory. A Mac's GPU gets 2/3 of the RAM "
         "(3/4 above 36 GiB) unless raised with `sudo sysctl iogpu.wired_limit_mb=N`: "
-        "give N / 1024.",
+        "give N / 1024. An integrated GPU gets half the RAM (Windows' shared GPU memory, "
+        "Linux's TTM limit) unless a BIOS carve-out or `amdgpu.gttsize` raises it.",
         show_default=False,
         parser=parse_gb,
         metavar="GiB",
