@@ -86,6 +86,14 @@ class Offload(BaseModel):
     split_mode: Literal["layer", "tensor"] = "layer"
     op_offload: bool = True
     load_mtp: bool = False
+    # no placement flag given: llama.cpp's default (-ngl auto, --fit on) at the context
+    # tokenwalk reserves, which --fit then keeps; several models are placed whole (-ngl all)
+    default: bool = False
+
+    @property
+    def shrinks_ctx(self) -> bool:
+        """Whether --fit may choose the context (`--gpu-layers auto` with none given)."""
+        return self.auto and not self.default
 
     @property
     def flags(self) -> str:
@@ -135,12 +143,29 @@ class SystemSpec(BaseModel):
     split_mode: str = "layer"
     no_op_offload: bool = False
 
+    @property
+    def placement_given(self) -> bool:
+        """Whether any placement flag was typed (a machine of one memory pool takes none)."""
+        return bool(
+            self.gpu_layers
+            or self.cpu_moe
+            or self.n_cpu_moe is not None
+            or self.split_mode.strip().lower() != "layer"
+            or self.no_op_offload
+        )
+
     def offload(self, *, load_mtp: bool = False) -> Offload:
-        """The placement flags, checked."""
+        """The placement flags, checked. Without --gpu-layers the placement is llama.cpp's
+        default, `-ngl auto` with `--fit on`: every layer on the cards where they fit with
+        --fit's margin, else as --fit moves them; --fit does not place layers where expert
+        flags are given or the split mode is tensor, and then every layer is on the cards."""
         n: int | None = None
         auto = False
         value = (self.gpu_layers or "").strip().lower()
-        if value in ("", "all", "-2", "999"):
+        if value == "":
+            mode = self.split_mode.strip().lower()
+            auto = not (self.cpu_moe or self.n_cpu_moe is not None or mode == "tensor")
+        elif value in ("all", "-2", "999"):
             n = None
         elif value in ("auto", "-1", "fit"):
             auto = True
@@ -157,7 +182,7 @@ class SystemSpec(BaseModel):
             raise InputError("give --cpu-moe or --n-cpu-moe N, not both")
         if self.n_cpu_moe is not None and self.n_cpu_moe < 0:
             raise InputError(f"--n-cpu-moe must be 0 or more layers, not {self.n_cpu_moe}")
-        if auto and (self.cpu_moe or self.n_cpu_moe):
+        if auto and self.gpu_layers and (self.cpu_moe or self.n_cpu_moe):
             raise InputError(
                 "--gpu-layers auto chooses the experts to keep in RAM itself (as llama.cpp's "
                 "--fit, which stops where --cpu-moe or --n-cpu-moe are given): give one or "
@@ -166,7 +191,7 @@ class SystemSpec(BaseModel):
         mode = self.split_mode.strip().lower()
         if mode not in ("layer", "tensor"):
             raise InputError(f"--split-mode takes layer or tensor, not '{self.split_mode}'")
-        if mode == "tensor" and auto:
+        if mode == "tensor" and auto and self.gpu_layers:
             raise InputError(
                 "--gpu-layers auto does not work with --split-mode tensor (llama.cpp: "
                 "llama_params_fit is not implemented for SPLIT_MODE_TENSOR)"
@@ -174,6 +199,7 @@ class SystemSpec(BaseModel):
         return Offload(
             gpu_layers=n,
             auto=auto,
+            default=auto and not value,
             cpu_moe=self.cpu_moe,
             n_cpu_moe=self.n_cpu_moe or 0,
             split_mode=mode,  # type: ignore[arg-type]

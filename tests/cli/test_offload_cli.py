@@ -40,7 +40,9 @@ def test_machine_options_are_declared_once():
 
 
 def test_budget_on_a_16gb_card_exits_1_and_reports_every_device(capsys):
-    code, out, _ = run(capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--json")
+    code, out, _ = run(
+        capsys, "budget", "qwen3.6-35b-a3b", "-m", "rtx-5080", "--gpu-layers", "all", "--json"
+    )
     assert code == 1
     r = json.loads(out)
     assert not r["fits"]

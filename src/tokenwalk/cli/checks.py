@@ -39,16 +39,16 @@ def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offl
     system = resolve_system(spec)
     offload = spec.offload(load_mtp=load_mtp)
     if not system.unified and not all(d.memory_bytes for d in system.devices):
-        if offload != Offload(load_mtp=load_mtp) or len(system.devices) > 1:
+        if spec.placement_given or len(system.devices) > 1:
             raise InputError("placing a model on cards needs their memory size: give --memory GiB")
-        return system.model_copy(update={"host": None}), offload  # timed as one pool
-    if system.unified and offload != Offload(load_mtp=load_mtp):
+        return system.model_copy(update={"host": None}), Offload(load_mtp=load_mtp)  # one pool
+    if system.unified and spec.placement_given:
         raise InputError(
             f"'{system.slug}' is one pool of memory shared by GPU and CPU: --gpu-layers, "
             "--cpu-moe, --n-cpu-moe, --split-mode and --no-op-offload place tensors on "
             "discrete cards and their host"
         )
-    return system, offload
+    return system, Offload(load_mtp=load_mtp) if system.unified else offload
 
 
 def system_bytes(m: Machine, system_gb: float | None) -> int:

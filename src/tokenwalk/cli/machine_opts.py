@@ -262,7 +262,9 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
                 "-ngl",
                 help="Layers on the GPUs, as llama.cpp's -ngl: N puts the LAST N there (the "
                 "output head counts as one and goes first; the token embedding stays in RAM); "
-                "auto keeps 1 GiB free per card as --fit does; all (default) is everything.",
+                "auto keeps 1 GiB free per card as --fit does; all is everything. Default: "
+                "llama.cpp's own, auto (all where --cpu-moe, --n-cpu-moe or --split-mode "
+                "tensor is given, where --fit places nothing), at the context asked.",
                 metavar="N|auto|all",
             ),
         ],

@@ -79,7 +79,7 @@ def reserve(ctx: int, offload: Offload) -> int | None:
     """The context a placement reserves for a request of `ctx` tokens: what it runs at (at
     least one page of 256 cells); None for `--gpu-layers auto` with no context, which its
     `--fit` then chooses."""
-    if offload.auto and ctx <= 0:
+    if offload.shrinks_ctx and ctx <= 0:
         return None
     return max(ctx, 256)
 
@@ -165,12 +165,18 @@ def system_decode(
     ctx: int,
     kv_type: str = "f16",
     parallel: int = 1,
+    placed: tuple[Setup | None] | None = None,
 ) -> tuple[DecodeReport, Setup | None]:
     """`decode`'s answer for `model` on `system`: `parallel` streams sharing a context of `ctx`
     tokens, each reading its share (`tokens_per_stream`); the report states `ctx`, the total.
-    The placement comes back too (None on one pool of memory)."""
+    The placement comes back too (None on one pool of memory); `placed` gives one already
+    made (`system_plan`)."""
     per_stream = tokens_per_stream(ctx, parallel)
-    setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    setup = (
+        placed[0]
+        if placed is not None
+        else system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    )
     if setup is None:
         report = decode_report(
             model, system.first, ctx=per_stream, kv_type=kv_type, parallel=parallel
@@ -242,14 +248,21 @@ def system_trace(
     cached: int = 0,
     kv_type: str = "f16",
     ubatch: int = 512,
+    placed: tuple[Setup | None] | None = None,
     **more: Any,
 ) -> tuple[TraceReport, Setup | None]:
     """`trace`'s answer (a request of `prompt` then `output` tokens, `cached` of the prompt
     in the prefix cache) for `model` on `system`, and the placement (None on one pool of
     memory). A model split over a card and its host brings its own prefill and decode step
     (and, over RPC, the upload a cold load adds); `more` goes to `trace_report` as it is
-    (cold, restore_kv, tokenize_detail)."""
-    setup = system_plan(model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch)
+    (cold, restore_kv, tokenize_detail); `placed` gives a placement already made."""
+    setup = (
+        placed[0]
+        if placed is not None
+        else system_plan(
+            model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch
+        )
+    )
     report = _trace_on(
         model,
         system,
@@ -399,9 +412,18 @@ def compare_row(
     gives the typical error of its prefill and decode estimates (the cli's
     `typical_error`, which reads the shipped errors)."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
-    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type)
+    # placed once, at the context reserved: the decode step and the request run on it
+    placed = (system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch),)
+    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type, placed=placed)
     trace, setup = system_trace(
-        model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
+        model,
+        system,
+        offload,
+        prompt=prompt,
+        output=output,
+        kv_type=kv_type,
+        ubatch=ubatch,
+        placed=placed,
     )
     host_computes = setup is not None and setup.host_computes
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)

@@ -333,13 +333,15 @@ def split_budget_report(
     device fits. The totals at the top of the report are the cards' (VRAM)."""
     if not models:
         raise InputError("give at least one model")
+    if offload.default and len(models) > 1:
+        offload = offload.model_copy(update={"auto": False, "default": False})
     if offload.auto and len(models) > 1:
         raise InputError("--gpu-layers auto places one model; give the placement of several")
     for d in system.devices:
         if not d.memory_bytes:
             raise InputError(f"machine '{d.slug}' has no memory size; give --memory GiB")
     shortest = shortest_trained(models)
-    if ctx is None and not offload.auto:
+    if ctx is None and not offload.shrinks_ctx:
         ctx = default_context(models, parallel)
     if ctx is not None:
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
@@ -377,7 +379,7 @@ def split_budget_report(
         return all(d.fits for d in devs)
 
     best = largest_context(fits_at, shortest * parallel or 131072)
-    if best and best < ctx and not offload.auto:
+    if best and best < ctx and not offload.shrinks_ctx:
         warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
     hints: list[str] = []
     if not fits:
