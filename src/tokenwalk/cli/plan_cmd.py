@@ -277,10 +277,11 @@ def trace(
         restore_kv=restore_kv,
         tokenize_detail=detail,
     )
-    if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
+    if (cold or restore_kv) and report.load_assumed:
         warn(
-            f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
-            f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
+            f"machine '{m.slug}' has no load rate or disk speed; assuming "
+            f"{report.load_gbs:g} GB/s (an NVMe SSD) for the "
+            + " and ".join(w for w, on in (("load", cold), ("KV restore", restore_kv)) if on)
         )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(
