@@ -37,6 +37,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import GIB, Machine
 
 __all__ = [
+    "held_bytes",
     "PCIE_LANE_GBS",
     "DEFAULT_HOST",
     "DEFAULT_PCIE",
@@ -71,6 +72,12 @@ RPC_PREFIX = "rpc:"
 # published figure: 0.5 ms is taken for a wired LAN (TCP request and reply), and every answer
 # that uses it says so; --rpc-latency-ms replaces it.
 ASSUMED_RPC_LATENCY_MS = 0.5
+
+
+def held_bytes(system_gb: float | None) -> int | None:
+    """Bytes --system-gb holds: GiB, the unit Task Manager and Activity Monitor print as "GB"
+    (and --memory takes), so the "32 GB" Windows says it uses is 32 x 2^30 bytes."""
+    return None if system_gb is None else int(system_gb * GIB)
 
 
 class Offload(BaseModel):
@@ -129,7 +136,7 @@ class SystemSpec(BaseModel):
     backend: str | None = None
     kind: str | None = None
     machines_file: str | None = None
-    system_gb: float | None = None  # GB held by the system on each device
+    system_gb: float | None = None  # GiB held by the system on each device (`held_bytes`)
     host: str | None = None
     host_bandwidth: float | None = None
     host_memory: float | None = None  # GiB
@@ -220,7 +227,7 @@ class System(BaseModel):
     link_gbs: float | None = None
     link: str = ""  # how the link was worked out
     host_note: str = ""  # where the host comes from
-    system_gb: float | None = None
+    system_gb: float | None = None  # GiB, as --system-gb takes it
     remote: tuple[bool, ...] = ()
     rpc_link_gbs: float | None = None
     rpc_latency_s: float = 0.0

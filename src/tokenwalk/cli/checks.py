@@ -54,9 +54,10 @@ def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offl
 def system_bytes(m: Machine, system_gb: float | None) -> int:
     """Memory held by the system: --system-gb, else what the machine's kind suggests."""
     from tokenwalk.costs.budget import default_system_bytes
+    from tokenwalk.system import held_bytes
 
     if system_gb is not None:
-        return int(system_gb * 1e9)
+        return int(held_bytes(system_gb) or 0)
     return default_system_bytes(m.kind, m.memory_bytes or 0)
 
 

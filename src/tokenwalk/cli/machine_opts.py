@@ -168,11 +168,12 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
             float | None,
             _opt(
                 "--system-gb",
-                help="Memory the system and other apps already use, GB. Default: 8 GB on shared "
-                "memory and on a host (a quarter of small machines), 0.5 GB of each discrete "
-                "card. Takes 6, 6.5, 6GB.",
+                help="Memory the system and other apps already use, in GiB as Task Manager and "
+                'Activity Monitor print it (they say "GB"; --memory takes the same unit). '
+                "Default: 8 GB on shared memory and on a host (a quarter of small machines), "
+                "0.5 GB of each discrete card. Takes 6, 6.5, 6GB, 6GiB.",
                 parser=parse_gb,
-                metavar="GB",
+                metavar="GiB",
             ),
         ],
         None,

@@ -229,7 +229,8 @@ def budget_report(
         raise InputError("--system-gb cannot be negative")
     if system_bytes >= capacity_bytes:
         raise InputError(
-            f"--system-gb {system_bytes / 1e9:g} leaves nothing of {size(capacity_bytes)}"
+            f"--system-gb holds {size(system_bytes)}, all of {size(capacity_bytes)}: nothing "
+            "is left for the model"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
     shortest = shortest_trained(models)

@@ -44,7 +44,7 @@ from tokenwalk.costs.workload import (
 )
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
-from tokenwalk.system import Offload, System
+from tokenwalk.system import Offload, System, held_bytes
 from tokenwalk.units import Bytes, Count
 
 if TYPE_CHECKING:
@@ -140,9 +140,8 @@ def system_budget(
     m = system.first
     if not m.memory_bytes:
         return None
-    if system.system_gb is not None:
-        held = int(system.system_gb * 1e9)
-    else:
+    held = held_bytes(system.system_gb)
+    if held is None:
         held = default_system_bytes(m.kind, m.memory_bytes)
     return budget_report(
         models,

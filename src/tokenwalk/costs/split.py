@@ -64,7 +64,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.model import Model
 from tokenwalk.numbers import duration, size
-from tokenwalk.system import Offload, System
+from tokenwalk.system import Offload, System, held_bytes
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -115,7 +115,7 @@ def system_bytes(system: System) -> list[int]:
     out = []
     for d in system.devices:
         if system.system_gb is not None:
-            out.append(int(system.system_gb * 1e9))
+            out.append(int(held_bytes(system.system_gb) or 0))
         else:
             out.append(default_system_bytes(d.kind, d.memory_bytes or 0))
     if system.host is not None:
