@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tokenwalk.cli import main
+from tokenwalk.costs.split import split_text
 
 COMMANDS = ("budget", "decode", "prefill", "trace", "spec")
 
@@ -62,6 +63,17 @@ def test_decode_json_carries_the_parts(capsys):
     assert {"gpu", "host"} <= roles
     assert r["split"]["split"].endswith("CPU/GPU")
     assert r["fits"] is True
+
+
+@pytest.mark.parametrize("flags", [["--cpu-moe"], ["--gpu-layers", "30"], []])
+def test_cpu_gpu_means_the_weights_held_in_every_command(capsys, flags):
+    # one meaning: the share of the weights in RAM and on the card, as budget and `ollama ps`
+    # say; the share of a step's reads is gpu_share, a number of its own
+    argv = ["qwen3.6-35b-a3b", "-m", "rtx-5080", *flags, "--ctx", "4096", "--json"]
+    dec = json.loads(run(capsys, "decode", *argv)[1])
+    bud = json.loads(run(capsys, "budget", *argv)[1])
+    assert dec["split"]["split"] == bud["split"]
+    assert dec["split"]["split"] != split_text(dec["split"]["gpu_share"])
 
 
 def test_cards_join_with_plus_and_count(capsys):

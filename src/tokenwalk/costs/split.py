@@ -227,9 +227,11 @@ def split_text(gpu_share: float) -> str:
 
 
 def _memory_split(devices: Sequence[DeviceMemory]) -> str:
-    """Share of weights + KV held by the GPUs, as `ollama ps` reports a loaded model."""
-    gpu = sum(d.weights_bytes + d.kv_bytes for d in devices if d.role == "gpu")
-    total = sum(d.weights_bytes + d.kv_bytes for d in devices)
+    """Share of the weights held by the host and by the GPUs, as `ollama ps` reports where a
+    loaded model sits: the one meaning of "CPU/GPU" in every answer (the KV, which follows its
+    layers, is left out so that the split does not move with the context)."""
+    gpu = sum(d.weights_bytes for d in devices if d.role == "gpu")
+    total = sum(d.weights_bytes for d in devices)
     return split_text(gpu / total if total else 1.0)
 
 
@@ -512,13 +514,16 @@ def split_pass_time(
 
 
 def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
+    """How `setup` splits the model: `split` is the share of the weights each side holds, as
+    `budget` reports it (`_memory_split`); `gpu_share` the share of the bytes a step reads that
+    sit on a GPU."""
     s = setup.system
     return SplitInfo(
         system=s.name,
         host=s.host_note,
         link=s.link,
         placement=setup.placement.flags + (" -sm tensor" if setup.tensor_split else ""),
-        split=split_text(gpu_share),
+        split=_memory_split(_memory(setup, "f16", 1, 512)),
         gpu_share=gpu_share,
         parts=sp.parts if sp is not None else [],
         rpc=sp.rpc if sp is not None else None,
