@@ -301,3 +301,14 @@ def test_the_published_runs_table_of_docs_offload_is_current(capsys):
         assert code == 0, (command, err)
         got = json.loads(out)["tok_s"]
         assert got == pytest.approx(shown, rel=0.006, abs=0.06), (command, got)
+
+
+def test_a_layer_split_reads_no_faster_than_one_card(capsys):
+    # two 3090s in a layer split work one after the other: each reads its layers' weights, KV
+    # and recurrent state in turn, so the ceiling is no higher than one card's (the state of
+    # Qwen3.6's DeltaNet layers, 132 MB a step, was left out: 353.6 tok/s against 336.9)
+    argv = ["decode", "qwen3.6-35b-a3b", "--ctx", "32k", "--json"]
+    two = json.loads(run(capsys, *argv, "-m", "2xrtx-3090")[1])
+    one = json.loads(run(capsys, *argv, "-m", "rtx-3090")[1])
+    assert two["split"]["placement"] == one["split"]["placement"] == "-ngl all"
+    assert two["ceiling_tok_s"] <= one["ceiling_tok_s"] * 1.001

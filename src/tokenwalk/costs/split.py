@@ -599,8 +599,9 @@ def _card(setup: Setup) -> Machine:
 
 
 def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
-    """The ceiling of a split step: every device reading its bytes at its full rate, one after
-    another, 1 / sum(bytes_d / BW_d) tokens a second (0 when no device reads)."""
+    """The ceiling of a split step: every device reading its bytes (weights, KV and the
+    recurrent state of its layers) at its full rate, one after another, as the cards of a
+    layer split work, 1 / sum(bytes_d / BW_d) tokens a second (0 when no device reads)."""
     ceiling_s = 0.0
     devices = {d.slug: d for d in (*setup.system.devices, setup.system.host) if d is not None}
     if setup.tensor_split:
@@ -611,7 +612,8 @@ def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
             continue
         d = devices.get(p.device)
         if d is not None:
-            ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
+            read = p.weight_bytes + p.kv_read_bytes + p.state_bytes
+            ceiling_s += read / (d.bandwidth_gbs * 1e9)
     return 1.0 / ceiling_s if ceiling_s else 0.0
 
 
