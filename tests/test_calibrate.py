@@ -93,6 +93,33 @@ def test_calibrate_one_machine_and_store_it(bench_json, tmp_path):
     assert target.read_text().count("slug: apple-m1-max") == 1
 
 
+def test_a_model_that_is_not_the_runs_one_is_refused(bench_json, tmp_path, capsys):
+    # the runs say Llama 2 7B (6.74 B parameters, 3.83 GB); a 70B --model is refused, and
+    # nothing is written
+    from tokenwalk.cli import main
+
+    m = resolve_machine("apple-m1-max")
+    with pytest.raises(InputError, match="llama-3.1-70b.*not the model"):
+        calibrate_machine(m, read_llama_bench(bench_json), load_model("llama-3.1-70b").model)
+    target = tmp_path / "machines.yaml"
+    argv = ["calibrate", "-m", "apple-m1-max", "--from", str(bench_json)]
+    assert main([*argv, "--model", "llama-3.1-70b", "--machines-file", str(target)]) == 2
+    assert "not the model" in capsys.readouterr().err and not target.exists()
+    # the right model, by name and quant, is taken
+    fit = calibrate_machine(
+        m, read_llama_bench(bench_json), load_model("llama-2-7b", quant="Q4_0").model
+    )
+    assert fit.error_after.median_pct < 5
+
+
+def test_a_fit_that_misses_its_runs_is_never_stored(tmp_path):
+    # runs ten times faster than the machine can read its weights: no efficiency explains them
+    fast = tmp_path / "fast.json"
+    fast.write_text(json.dumps([bench_row(512, 0, 5300.6), bench_row(0, 128, 611.9)]))
+    with pytest.raises(InputError, match="not stored"):
+        calibrate_machine(resolve_machine("apple-m1-max"), read_llama_bench(fast))
+
+
 def test_cli_calibrate_writes_nothing_on_failure(tmp_path, capsys):
     from tokenwalk.cli import main
 

@@ -174,6 +174,17 @@ def test_gpu_usable_bytes():
     assert resolve_machine("rtx-4090").gpu_limit_note == ""
 
 
+def test_an_integrated_gpu_gets_half_the_ram_by_default():
+    # Windows shares half the RAM with an integrated GPU; Linux's TTM caps GTT at half the RAM
+    igpu = resolve_machine("radeon-860m")
+    assert igpu.gpu_usable_bytes == 32 * GIB
+    assert "half the RAM" in igpu.gpu_limit_note and "amdgpu.gttsize" in igpu.gpu_limit_note
+    raised = resolve_machine("radeon-860m", gpu_limit=48)
+    assert raised.gpu_usable_bytes == 48 * GIB and "--gpu-limit" in raised.gpu_limit_note
+    # a Snapdragon X runs llama.cpp's CPU backend: the cores read the whole memory
+    assert resolve_machine("snapdragon-x-elite").gpu_limit_note == ""
+
+
 # -- incomplete machines --------------------------------------------------------------------------
 
 

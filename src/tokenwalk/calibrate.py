@@ -655,6 +655,28 @@ def _match_catalogue(run: BenchRun) -> Model:
     return best[1]
 
 
+def _check_model(model: Model, run: BenchRun) -> None:
+    """Refuse a --model that is not the model a llama-bench run measured: its parameter count
+    or its size off by more than the catalogue match allows."""
+    err = 0.0
+    if run.model_n_params and model.params:
+        err += abs(math.log(model.params / run.model_n_params)) * 4
+    if run.model_size and model.tensor_bytes:
+        err += abs(math.log(model.tensor_bytes / run.model_size))
+    if err > _MATCH_WITHIN:
+        raise InputError(
+            f"--model {model.name} ({model.params / 1e9:.2f} B parameters, "
+            f"{model.tensor_bytes / 1e9:.2f} GB) is not the model of the llama-bench run "
+            f"'{run.model_filename or run.model_type}' ({run.model_n_params / 1e9:.2f} B, "
+            f"{run.model_size / 1e9:.2f} GB): give the GGUF file the runs were made with"
+        )
+
+
+# A fit that still misses its own runs by this much (median, percent) is not a machine's
+# efficiencies but a wrong model or machine: it is refused, never stored.
+MAX_FIT_MEDIAN_PCT = 30.0
+
+
 class MachineFit(BaseModel):
     machine: str
     backend: str = ""  # a cpu backend's experts run at the dense rate: eff_experts is not used
@@ -679,6 +701,8 @@ def calibrate_machine(
     for i, r in enumerate(runs):
         if progress is not None:
             progress("reading your runs", i, len(runs))
+        if model is not None:
+            _check_model(model, r)
         m = model or _match_catalogue(r)
         phase = "prefill" if r.n_prompt > 0 else "decode"
         n = r.n_prompt if phase == "prefill" else r.n_gen
@@ -714,6 +738,13 @@ def calibrate_machine(
     x = fit_offset(design, prior, sigma=MACHINE_SIGMA)
     before = predict_tok_s(design, prior)
     after = predict_tok_s(design, x)
+    error_after = error_stats(after, design.measured)
+    if (error_after.median_pct or 0.0) > MAX_FIT_MEDIAN_PCT:
+        raise InputError(
+            f"the fit still misses {machine.slug}'s runs by a median {error_after.median_pct:.0f}% "
+            f"(more than {MAX_FIT_MEDIAN_PCT:.0f}%): not stored. Check that --model is the model "
+            "the runs were made with and that the machine is the one they ran on"
+        )
     return MachineFit(
         machine=machine.slug,
         backend=machine.backend,
@@ -721,7 +752,7 @@ def calibrate_machine(
         before=_params_dict(prior),
         after=_params_dict(x),
         error_before=error_stats(before, design.measured),
-        error_after=error_stats(after, design.measured),
+        error_after=error_after,
         predictions=[
             {
                 "test": o.label,

@@ -31,6 +31,7 @@ __all__ = [
     "Efficiency",
     "Machine",
     "GIB",
+    "igpu_shared_bytes",
     "metal_working_set_bytes",
     "TimingDefaults",
     "MAX_BANDWIDTH_GBS",
@@ -114,6 +115,25 @@ def metal_working_set_bytes(memory_bytes: float) -> float:
     return memory_bytes * share
 
 
+# An integrated GPU on Windows or Linux may hold half the RAM by default. Windows (WDDM) gives
+# it half the RAM as shared GPU memory; Linux's amdgpu maps it through GTT, which the kernel's
+# TTM caps at half the RAM (`ttm.pages_limit`, raised at boot with it or `amdgpu.gttsize`).
+# llama.cpp's Vulkan backend counts every heap of an integrated GPU, so its device memory is
+# that half plus the BIOS carve-out (a "dedicated" size, 512 MiB by default on most laptops,
+# which this leaves out; a larger one set in the BIOS is what --gpu-limit is for).
+IGPU_SHARED_SHARE = 1 / 2
+IGPU_LIMIT_NOTE = (
+    "half the RAM, what Windows shares with an integrated GPU and Linux's TTM allows it "
+    "(raised by a BIOS carve-out or the kernel's `amdgpu.gttsize` / `ttm.pages_limit`: "
+    "then give --gpu-limit)"
+)
+
+
+def igpu_shared_bytes(memory_bytes: float) -> float:
+    """What an integrated GPU may hold by default on Windows and Linux: RAM x 1/2."""
+    return memory_bytes * IGPU_SHARED_SHARE
+
+
 class Machine(BaseModel):
     """A machine as the timing and memory models see it.
 
@@ -153,30 +173,46 @@ class Machine(BaseModel):
 
     @property
     def gpu_usable_bytes(self) -> float | None:
-        """Bytes the engine's GPU may hold: the set limit (--gpu-limit, `gpu_limit_gb`), else on a
-        Mac running Metal the default working set (`metal_working_set_bytes`), else the whole
-        memory. None when the memory is unknown."""
+        """Bytes the engine's GPU may hold: the set limit (--gpu-limit, `gpu_limit_gb`), else the
+        operating system's default share of a unified memory (a Mac's Metal working set,
+        `metal_working_set_bytes`; an integrated GPU's half, `igpu_shared_bytes`), else the
+        whole memory. None when the memory is unknown."""
         if self.memory_bytes is None:
             return None
         if self.gpu_limit_bytes is not None:
             return min(self.gpu_limit_bytes, self.memory_bytes)
-        if self.kind == "apple" and self.backend == "metal":
+        if self._default_limit == "metal":
             return metal_working_set_bytes(self.memory_bytes)
+        if self._default_limit == "igpu":
+            return igpu_shared_bytes(self.memory_bytes)
         return self.memory_bytes
+
+    @property
+    def _default_limit(self) -> str:
+        """Which operating-system default caps the GPU's share of the memory, if any."""
+        if self.kind == "apple" and self.backend == "metal":
+            return "metal"
+        if self.kind == "igpu" and self.backend != "cpu":
+            return "igpu"
+        return ""
 
     @property
     def gpu_limit_note(self) -> str:
         """Where the GPU's limit comes from; empty when the GPU may use the whole memory."""
         if self.memory_bytes is None:
             return ""
-        if self.gpu_limit_bytes is not None and self.gpu_limit_bytes < self.memory_bytes:
-            return "the limit set for this machine (--gpu-limit)"
-        if self.gpu_limit_bytes is None and self.kind == "apple" and self.backend == "metal":
+        if self.gpu_limit_bytes is not None:
+            if self.gpu_limit_bytes < self.memory_bytes:
+                return "the limit set for this machine (--gpu-limit)"
+            return ""
+        if self._default_limit == "metal":
             share = "2/3" if self.memory_bytes <= APPLE_SMALL_RAM_BYTES else "3/4"
             return (
                 f"Metal's default working set, {share} of the RAM (raised by "
                 "`sudo sysctl iogpu.wired_limit_mb=N`: then give --gpu-limit)"
             )
+        if self._default_limit == "igpu":
+            return IGPU_LIMIT_NOTE
         return ""
 
 

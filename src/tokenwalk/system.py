@@ -41,6 +41,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import GIB, Machine
 
 __all__ = [
+    "held_bytes",
     "PCIE_LANE_GBS",
     "DEFAULT_HOST",
     "DEFAULT_PCIE",
@@ -78,6 +79,12 @@ RPC_PREFIX = "rpc:"
 ASSUMED_RPC_LATENCY_MS = 0.5
 
 
+def held_bytes(system_gb: float | None) -> int | None:
+    """Bytes --system-gb holds: GiB, the unit Task Manager and Activity Monitor print as "GB"
+    (and --memory takes), so the "32 GB" Windows says it uses is 32 x 2^30 bytes."""
+    return None if system_gb is None else int(system_gb * GIB)
+
+
 class Offload(BaseModel):
     """llama.cpp's placement flags: `-ngl N|auto|all`, `--cpu-moe`, `--n-cpu-moe N`,
     `--split-mode layer|tensor`, `--no-op-offload`, and whether an MTP draft loads the MTP
@@ -91,6 +98,14 @@ class Offload(BaseModel):
     split_mode: Literal["layer", "tensor"] = "layer"
     op_offload: bool = True
     load_mtp: bool = False
+    # no placement flag given: llama.cpp's default (-ngl auto, --fit on) at the context
+    # tokenwalk reserves, which --fit then keeps; several models are placed whole (-ngl all)
+    default: bool = False
+
+    @property
+    def shrinks_ctx(self) -> bool:
+        """Whether --fit may choose the context (`--gpu-layers auto` with none given)."""
+        return self.auto and not self.default
 
 
 class SystemSpec(BaseModel):
@@ -108,7 +123,7 @@ class SystemSpec(BaseModel):
     backend: str | None = None
     kind: str | None = None
     machines_file: str | None = None
-    system_gb: float | None = None  # GB held by the system on each device
+    system_gb: float | None = None  # GiB held by the system on each device (`held_bytes`)
     host: str | None = None
     host_bandwidth: float | None = None
     host_memory: float | None = None  # GiB
@@ -122,12 +137,29 @@ class SystemSpec(BaseModel):
     split_mode: str = "layer"
     no_op_offload: bool = False
 
+    @property
+    def placement_given(self) -> bool:
+        """Whether any placement flag was typed (a machine of one memory pool takes none)."""
+        return bool(
+            self.gpu_layers
+            or self.cpu_moe
+            or self.n_cpu_moe is not None
+            or self.split_mode.strip().lower() != "layer"
+            or self.no_op_offload
+        )
+
     def offload(self, *, load_mtp: bool = False) -> Offload:
-        """The placement flags, checked."""
+        """The placement flags, checked. Without --gpu-layers the placement is llama.cpp's
+        default, `-ngl auto` with `--fit on`: every layer on the cards where they fit with
+        --fit's margin, else as --fit moves them; --fit does not place layers where expert
+        flags are given or the split mode is tensor, and then every layer is on the cards."""
         n: int | None = None
         auto = False
         value = (self.gpu_layers or "").strip().lower()
-        if value in ("", "all"):
+        if value == "":
+            mode = self.split_mode.strip().lower()
+            auto = not (self.cpu_moe or self.n_cpu_moe is not None or mode == "tensor")
+        elif value == "all":
             n = None
         elif value in ("auto", "fit"):
             auto = True
@@ -147,7 +179,7 @@ class SystemSpec(BaseModel):
             raise InputError("give --cpu-moe or --n-cpu-moe N, not both")
         if self.n_cpu_moe is not None and self.n_cpu_moe < 0:
             raise InputError(f"--n-cpu-moe must be 0 or more layers, not {self.n_cpu_moe}")
-        if auto and (self.cpu_moe or self.n_cpu_moe):
+        if auto and self.gpu_layers and (self.cpu_moe or self.n_cpu_moe):
             raise InputError(
                 "--gpu-layers auto chooses the experts to keep in RAM itself (as llama.cpp's "
                 "--fit, which stops where --cpu-moe or --n-cpu-moe are given): give one or "
@@ -156,7 +188,7 @@ class SystemSpec(BaseModel):
         mode = self.split_mode.strip().lower()
         if mode not in ("layer", "tensor"):
             raise InputError(f"--split-mode takes layer or tensor, not '{self.split_mode}'")
-        if mode == "tensor" and auto:
+        if mode == "tensor" and auto and self.gpu_layers:
             raise InputError(
                 "--gpu-layers auto does not work with --split-mode tensor (llama.cpp: "
                 "llama_params_fit is not implemented for SPLIT_MODE_TENSOR)"
@@ -164,6 +196,7 @@ class SystemSpec(BaseModel):
         return Offload(
             gpu_layers=n,
             auto=auto,
+            default=auto and not value,
             cpu_moe=self.cpu_moe,
             n_cpu_moe=self.n_cpu_moe or 0,
             split_mode=mode,  # type: ignore[arg-type]
@@ -184,7 +217,7 @@ class System(BaseModel):
     link_gbs: float | None = None
     link: str = ""  # how the link was worked out
     host_note: str = ""  # where the host comes from
-    system_gb: float | None = None
+    system_gb: float | None = None  # GiB, as --system-gb takes it
     remote: tuple[bool, ...] = ()
     rpc_link_gbs: float | None = None
     rpc_latency_s: float = 0.0

@@ -101,7 +101,7 @@ def test_suffixed_counts_work_in_every_command(capsys):
         capsys, "budget", "llama-3.1-8b", "-m", "rtx-4090", "-c", "16k", "--system-gb", "1.5GB",
         "--json",
     )  # fmt: skip
-    assert code == 0 and json.loads(out)["system_bytes"] == 1_500_000_000
+    assert code == 0 and json.loads(out)["system_bytes"] == int(1.5 * 2**30)  # GiB, as --memory
 
 
 @pytest.mark.parametrize(

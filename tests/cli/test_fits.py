@@ -4,6 +4,7 @@ in every command."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -18,10 +19,11 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+ALL = ["--gpu-layers", "all"]  # every layer on the card, as asked, whether it fits or not
 TOO_BIG = [
-    ["decode", "llama-3.1-70b", *CARD],
-    ["prefill", "llama-3.1-70b", *CARD, "-p", "2000"],
-    ["trace", "llama-3.1-70b", *CARD, "-p", "2000", "-n", "50"],
+    ["decode", "llama-3.1-70b", *CARD, *ALL],
+    ["prefill", "llama-3.1-70b", *CARD, *ALL, "-p", "2000"],
+    ["trace", "llama-3.1-70b", *CARD, *ALL, "-p", "2000", "-n", "50"],
 ]
 
 
@@ -65,9 +67,26 @@ def test_the_kv_of_a_long_request_counts(capsys):
     # 8B at Q4_K_M fits a 24 GB card, but not with 160k tokens of f16 KV next to it (its token
     # embedding stays in RAM, as llama.cpp keeps it)
     d = json.loads(
-        run(capsys, "trace", "llama-3.1-8b", *CARD, "-p", "160k", "-n", "10", "--json")[1]
+        run(capsys, "trace", "llama-3.1-8b", *CARD, *ALL, "-p", "160k", "-n", "10", "--json")[1]
     )
     assert d["fits"] is False and d["memory"]["ctx"] == 160 * 1024 + 10
+
+
+@pytest.mark.parametrize("argv", [a[:4] + a[6:] for a in TOO_BIG])
+def test_the_default_placement_is_llama_cpps_fit(capsys, argv):
+    # no --gpu-layers: llama.cpp's -ngl auto / --fit on, which keeps layers of a 70B in RAM
+    d = json.loads(run(capsys, *argv, "--json")[1])
+    assert d["fits"] is True and d["memory"]["free_bytes"] > 0
+    assert re.search(r"fits \(-ngl 4[45]\)", d["memory"]["note"])
+
+
+def test_compare_does_not_rank_a_card_that_cannot_hold_the_model_at_an_all_on_card_speed(capsys):
+    d = json.loads(
+        run(capsys, "compare", "llama-3.1-70b", "-m", "rtx-4090,apple-m4-max", "--json")[1]
+    )
+    rows = {r["machine"]: r for r in d["rows"]}
+    assert rows["rtx-4090"]["fits"] and rows["rtx-4090"]["placement"].startswith("-ngl 4")
+    assert rows["rtx-4090"]["tok_s"] < rows["apple-m4-max"]["tok_s"]
 
 
 def test_spec_exit_codes(capsys):

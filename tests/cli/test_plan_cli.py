@@ -25,10 +25,11 @@ def run_json(capsys, *argv: str) -> dict:
 
 def test_budget_seed_laptop(capsys):
     # 64 GB laptop, 32 GB used by the system, Qwen3.6 Q4_K_M at 16,384 tokens: 8 to 11 GB free,
-    # all in the GB Windows prints, which are GiB (32 GiB = 34.36e9 bytes)
+    # all in the GB Windows prints, which are GiB: --system-gb 32 is 32 GiB, as --memory 64
     d = run_json(
-        capsys, "budget", "qwen3.6-35b-a3b", *LAPTOP, "--system-gb", "34.36", "--ctx", "16384"
+        capsys, "budget", "qwen3.6-35b-a3b", *LAPTOP, "--system-gb", "32", "--ctx", "16384"
     )
+    assert d["system_bytes"] == 32 * 2**30
     for key in (
         "capacity_bytes",
         "system_bytes",
@@ -88,6 +89,12 @@ def test_trace_cold_and_restored_prefix(capsys):
         "--restore-kv",
     )
     assert warm["ttft_s"] < 5 and warm["n_chunks"] == 1
+    # the laptop has a load rate: no warning that it has none, and the restore reads at it
+    _, _, err = run(capsys, "trace", "qwen3.6-35b-a3b", *LAPTOP, "-p", "6500", "--cached",
+                    "6400", "--restore-kv", "--cold")  # fmt: skip
+    assert "no load rate" not in err
+    restore = next(p for p in warm["phases"] if p["name"] == "restore KV from disk")
+    assert restore["duration_s"] == pytest.approx(restore["data_bytes"] / 0.3949e9)
     # the same names as prefill: a count is n_, a prefix is cached_tokens
     assert warm["cached_tokens"] == 6400 and warm["prompt_tokens"] == 6500
 

@@ -145,7 +145,7 @@ def test_the_boundary_blocks_gpu_experts_are_timed_on_the_gpu(qwen3moe, rtx4090)
 
 def test_fit_on_a_4090_keeps_part_of_one_more_layer_and_decodes_faster(qwen3moe):
     # fit-params README: 20386 MiB usable on the 4090 (19187 used + 1199 free)
-    sysm = resolve_system(SystemSpec(machine="rtx-4090", system_gb=4.3935))
+    sysm = resolve_system(SystemSpec(machine="rtx-4090", system_gb=4.3935e9 / 2**30))
     setup = plan(qwen3moe, sysm, Offload(auto=True), ctx=None)
     p = setup.placement
     (split,) = p.partial

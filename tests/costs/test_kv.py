@@ -60,6 +60,27 @@ def test_qwen2_matches_llama_fit_params(qwen2):
     assert r.state_bytes == 0
 
 
+def test_a_window_in_a_full_cache_architecture_is_ignored(qwen2_path):
+    # llama.cpp's llama, qwen2 and mistral3 never read attention.sliding_window and phi3 turns
+    # it off: a file that carries one still gets the whole context cached
+    from tokenwalk.gguf.reader import read_header
+    from tokenwalk.model.spec import from_gguf_metadata
+
+    with open(qwen2_path, "rb") as fh:
+        md = dict(read_header(fh, file_size=qwen2_path.stat().st_size).metadata)
+    md["qwen2.attention.sliding_window"] = 4096
+    spec = from_gguf_metadata(md)
+    assert spec.n_swa == 0 and not any(spec.is_swa)
+
+
+def test_mistral_v01_caches_the_whole_context_as_v03():
+    # Mistral 7B v0.1 runs as llama.cpp's llama architecture: 32 layers x 8 kv heads x 128 x 2
+    # x f16 = 128 KiB a token, 4 GiB at 32k, the same as v0.3
+    v1 = load_model("mistral-7b").model
+    v3 = load_model("mistral-7b-v0.3").model
+    assert kv_bytes(v1, 32768) == kv_bytes(v3, 32768) == 4 << 30
+
+
 def test_more_context_never_less_kv(gemma3):
     sizes = [kv_bytes(gemma3, c) for c in (1, 100, 1000, 5000, 20000, 32768)]
     assert sizes == sorted(sizes)

@@ -25,7 +25,7 @@ def test_phases_are_contiguous_and_add_up(qwen2, machine):
     assert r.total_s == pytest.approx(t)
     assert r.n_chunks == 6  # ceil(3000 / 512)
     assert r.load_s == pytest.approx(r.phases[0].duration_s)
-    assert r.disk_read_assumed  # an inline machine has no disk speed
+    assert r.load_assumed  # an inline machine has no disk speed
 
 
 def test_restore_needs_a_prefix(qwen2, machine):
@@ -42,6 +42,15 @@ def test_load_rate_prefers_a_measured_load(machine):
     measured = disk.model_copy(update={"load_gbs": 0.4, "load_source": "a stopwatch"})
     gbs, where, assumed = load_rate(measured)
     assert gbs == 0.4 and "a stopwatch" in where and not assumed
+
+
+def test_a_kv_restore_reads_the_disk_at_the_load_rate(qwen2):
+    # the seed's laptop loads its weights at 0.395 GB/s: a saved prefix comes back as slowly
+    laptop = resolve_machine("radeon-860m")
+    r = trace_report(qwen2, laptop, prompt=2000, cached=1000, output=1, restore_kv=True)
+    restore = next(p for p in r.phases if p.name == "restore KV from disk")
+    assert restore.duration_s == pytest.approx(restore.data_bytes / (laptop.load_gbs * 1e9))
+    assert not r.load_assumed
 
 
 def test_cold_load_on_the_seed_laptop(qwen2):

@@ -484,9 +484,21 @@ def test_lfm2_ffn_width_is_auto_adjusted() -> None:
     assert spec.shortconv_l_cache == 3
 
 
-def test_mistral_sliding_window_and_llama3_rope_freqs() -> None:
-    assert spec_from_config(CONFIGS["mistral-7b-v0.1"]).n_swa == 4096
+def test_mistral_v01_has_no_sliding_window_as_llama_cpp_converts_it() -> None:
+    # convert_hf_to_gguf writes MistralForCausalLM as the llama architecture, whose graph has
+    # no sliding window (src/models/llama.cpp): every layer caches the whole context
+    spec = spec_from_config(CONFIGS["mistral-7b-v0.1"])
+    assert spec.arch == "llama" and spec.n_swa == 0 and not any(spec.is_swa)
     assert spec_from_config(CONFIGS["llama-3.1-8b"]).rope_freqs
+
+
+@pytest.mark.parametrize(
+    "extra", [{"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 4096}]
+)
+def test_qwen2_and_phi3_windows_are_off_as_in_llama_cpp(extra: dict) -> None:
+    cfg = {**CONFIGS["phi-4"], "sliding_window": 2047}
+    assert spec_from_config(cfg).n_swa == 0
+    assert spec_from_config({**CONFIGS["phi-4"], **extra}).n_swa == 0
 
 
 def test_unknown_model_type_lists_known_ones() -> None:

@@ -39,20 +39,21 @@ def on_system(spec: SystemSpec, *, load_mtp: bool = False) -> tuple[System, Offl
     system = resolve_system(spec)
     offload = spec.offload(load_mtp=load_mtp)
     if not system.unified and not all(d.memory_bytes for d in system.devices):
-        if offload != Offload(load_mtp=load_mtp) or len(system.devices) > 1:
+        if spec.placement_given or len(system.devices) > 1:
             raise InputError("placing a model on cards needs their memory size: give --memory GiB")
-        return system.model_copy(update={"host": None}), offload  # timed as one pool
-    if system.unified and offload != Offload(load_mtp=load_mtp):
+        return system.model_copy(update={"host": None}), Offload(load_mtp=load_mtp)  # one pool
+    if system.unified and spec.placement_given:
         return own_cpu(system, spec), offload
-    return system, offload
+    return system, Offload(load_mtp=load_mtp) if system.unified else offload
 
 
 def system_bytes(m: Machine, system_gb: float | None) -> int:
     """Memory held by the system: --system-gb, else what the machine's kind suggests."""
     from tokenwalk.costs.budget import default_system_bytes
+    from tokenwalk.system import held_bytes
 
     if system_gb is not None:
-        return int(system_gb * 1e9)
+        return int(held_bytes(system_gb) or 0)
     return default_system_bytes(m.kind, m.memory_bytes or 0)
 
 

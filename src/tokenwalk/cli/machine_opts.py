@@ -95,7 +95,8 @@ GpuLimitOpt = Annotated[
         "--gpu-limit",
         help="GiB the GPU may hold, where less than the memory. A Mac's GPU gets 2/3 of the RAM "
         "(3/4 above 36 GiB) unless raised with `sudo sysctl iogpu.wired_limit_mb=N`: "
-        "give N / 1024.",
+        "give N / 1024. An integrated GPU gets half the RAM (Windows' shared GPU memory, "
+        "Linux's TTM limit) unless a BIOS carve-out or `amdgpu.gttsize` raises it.",
         show_default=False,
         parser=parse_gb,
         metavar="GiB",
@@ -167,11 +168,12 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
             float | None,
             _opt(
                 "--system-gb",
-                help="Memory the system and other apps already use, GB. Default: 8 GB on shared "
-                "memory and on a host (a quarter of small machines), 0.5 GB of each discrete "
-                "card. Takes 6, 6.5, 6GB.",
+                help="Memory the system and other apps already use, in GiB as Task Manager and "
+                'Activity Monitor print it (they say "GB"; --memory takes the same unit). '
+                "Default: 8 GB on shared memory and on a host (a quarter of small machines), "
+                "0.5 GB of each discrete card. Takes 6, 6.5, 6GB, 6GiB.",
                 parser=parse_gb,
-                metavar="GB",
+                metavar="GiB",
             ),
         ],
         None,
@@ -264,7 +266,9 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
                 help="Layers on the GPUs, as llama.cpp's -ngl: N puts the LAST N there (the "
                 "output head counts as one and goes first; the token embedding stays in RAM); "
                 "auto (or -1) keeps 1 GiB free per card as --fit does; all (or any value "
-                "below -1) is everything, the default.",
+                "below -1) is everything. Default: llama.cpp's own, auto (all where --cpu-moe, "
+                "--n-cpu-moe or --split-mode tensor is given, where --fit places nothing), at "
+                "the context asked.",
                 metavar="N|auto|all",
             ),
         ],

@@ -150,6 +150,8 @@ def models_fit(
         f"the system holds {budget.system_bytes / 1e9:.1f} GB of "
         f"{budget.capacity_bytes / 1e9:.1f} GB (--system-gb)"
     )
+    if budget.gpu_limit_bytes is not None:
+        held += f", the GPU {budget.gpu_limit_bytes / 1e9:.1f} GB: {budget.gpu_limit_note}"
     reserved = f"{ctx:,} tokens" if ctx is not None else "16,384 tokens or the model's maximum"
     notes = [
         f"Assumed: {quant} weights (--quant), {reserved} of {kv_type.lower()} KV reserved "

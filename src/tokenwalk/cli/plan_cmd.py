@@ -281,10 +281,11 @@ def trace(
         restore_kv=restore_kv,
         tokenize_detail=detail,
     )
-    if (cold and report.load_assumed) or (restore_kv and report.disk_read_assumed):
+    if (cold or restore_kv) and report.load_assumed:
         warn(
-            f"machine '{m.slug}' has no {'load rate or ' if cold else ''}disk speed; assuming "
-            f"{report.disk_read_gbs:g} GB/s (an NVMe SSD)"
+            f"machine '{m.slug}' has no load rate or disk speed; assuming "
+            f"{report.load_gbs:g} GB/s (an NVMe SSD) for the "
+            + " and ".join(w for w, on in (("load", cold), ("KV restore", restore_kv)) if on)
         )
     power = cost.power(sysm, host_computes=setup is not None and setup.host_computes)
     report = report.model_copy(
@@ -436,28 +437,24 @@ def spec(
         drf = load(draft, draft_quant or quant, json=json, no_cache=no_cache).model
     models = [tgt] if mtp else [tgt, drf]
     reserved = max(ctx, 1)
-    if sysm.unified:
+    from tokenwalk.costs.compare import system_plan
+    from tokenwalk.costs.split import split_memory_fit, split_pass_time
+    from tokenwalk.system import Offload
 
-        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+    # the target as placed; the draft whole on the first card (llama.cpp's -ngld all); None on
+    # one pool of memory
+    setups = {
+        id(tgt): system_plan(tgt, sysm, offload, ctx=ctx, kv_type=kv_type),
+        id(drf): system_plan(drf, sysm, Offload(), ctx=ctx, kv_type=kv_type),
+    }
+
+    def timer(model, n: int, c: int) -> float:  # noqa: ANN001
+        setup = setups[id(model)]
+        if setup is None or setup.one_card:
             return pass_time(model, m, n, c, kv_type=kv_type).time_s
+        return split_pass_time(setup, n, c, kv_type=kv_type.lower()).time_s
 
-    else:
-        from tokenwalk.costs.compare import reserve
-        from tokenwalk.costs.split import plan, split_memory_fit, split_pass_time
-        from tokenwalk.system import Offload
-
-        # the target as placed; the draft whole on the first card (llama.cpp's -ngld all)
-        setups = {
-            id(tgt): plan(tgt, sysm, offload, ctx=reserve(ctx, offload), kv_type=kv_type.lower()),
-            id(drf): plan(drf, sysm, Offload(), ctx=max(ctx, 256), kv_type=kv_type.lower()),
-        }
-
-        def timer(model, n: int, c: int) -> float:  # noqa: ANN001
-            setup = setups[id(model)]
-            if setup.one_card:
-                return pass_time(model, m, n, c, kv_type=kv_type).time_s
-            return split_pass_time(setup, n, c, kv_type=kv_type.lower()).time_s
-
+    placed = setups[id(tgt)]
     report = spec_report(
         tgt,
         drf,
@@ -486,18 +483,19 @@ def spec(
     else:
         from tokenwalk.costs.split import split_budget_report
 
+        assert placed is not None
         budget_ = split_budget_report(
             models,
             sysm,
-            offload if not offload.auto else Offload(load_mtp=mtp),
+            offload if not offload.shrinks_ctx else Offload(load_mtp=mtp),
             ctx=reserved,
             kv_type=kv_type.lower(),
         )
-        fit = split_memory_fit(setups[id(tgt)], kv_type=kv_type.lower())
+        fit = split_memory_fit(placed, kv_type=kv_type.lower())
         update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
     from tokenwalk.costs.energy import spec_energy
 
-    power = cost.power(sysm, host_computes=not sysm.unified and setups[id(tgt)].host_computes)
+    power = cost.power(sysm, host_computes=placed is not None and placed.host_computes)
     update["energy"] = spec_energy(report, power, cost.price)
     report = report.model_copy(update=update)
     for w in report.warnings:

@@ -2,8 +2,8 @@
 
     free = capacity - system - sum(weights) - sum(KV at ctx + recurrent state) - sum(buffers)
 
-where a GPU may hold less than that (a Mac's Metal working set), capacity - system is capped at
-the GPU's limit.
+where a GPU may hold less than that (a Mac's Metal working set, an integrated GPU's half of the
+RAM), capacity - system is capped at the GPU's limit.
 
 Compute buffers follow what llama.cpp reserves for one micro-batch: the larger of the logits
 stage, ubatch x (n_vocab + 2 x n_embd) x 4 bytes, and the largest layer's live activations plus
@@ -232,7 +232,8 @@ def budget_report(
         raise InputError("--system-gb cannot be negative")
     if system_bytes >= capacity_bytes:
         raise InputError(
-            f"--system-gb {system_bytes / 1e9:g} leaves nothing of {size(capacity_bytes)}"
+            f"--system-gb holds {size(system_bytes)}, all of {size(capacity_bytes)}: nothing "
+            "is left for the model"
         )
     trained = max((m.spec.n_ctx_train for m in models), default=0)
     shortest = shortest_trained(models)
@@ -288,9 +289,19 @@ def budget_report(
         )
     if best and best < ctx:
         warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
+    # a unified memory's GPU held to a share of it (a Mac's working set, an iGPU's half) leaves
+    # the rest to the CPU: layers offloaded past the limit still fit when the whole does
+    spills = gpu_limit_bytes is not None and used <= capacity_bytes - system_bytes
     hints = (
         _not_even_the_weights(
-            models, room, ctx, kv_type, parallel, ubatch, shared_memory, smaller_quants
+            models,
+            room,
+            ctx,
+            kv_type,
+            parallel,
+            ubatch,
+            shared_memory and not spills,
+            smaller_quants,
         )
         if not best
         else []

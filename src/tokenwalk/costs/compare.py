@@ -43,7 +43,7 @@ from tokenwalk.costs.workload import (
 )
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
-from tokenwalk.system import Offload, System
+from tokenwalk.system import Offload, System, held_bytes
 from tokenwalk.units import Bytes, Count
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def reserve(ctx: int, offload: Offload) -> int | None:
     """The context a placement reserves for a request of `ctx` tokens: what it runs at (at
     least one page of 256 cells); None for `--gpu-layers auto` with no context, which its
     `--fit` then chooses."""
-    if offload.auto and ctx <= 0:
+    if offload.shrinks_ctx and ctx <= 0:
         return None
     return max(ctx, 256)
 
@@ -139,9 +139,8 @@ def system_budget(
     m = system.first
     if not m.memory_bytes:
         return None
-    if system.system_gb is not None:
-        held = int(system.system_gb * 1e9)
-    else:
+    held = held_bytes(system.system_gb)
+    if held is None:
         held = default_system_bytes(m.kind, m.memory_bytes)
     return budget_report(
         models,
@@ -165,13 +164,18 @@ def system_decode(
     kv_type: str = "f16",
     parallel: int = 1,
     curve: bool = True,
+    placed: tuple[Setup | None] | None = None,
 ) -> tuple[DecodeReport, Setup | None]:
     """`decode`'s answer for `model` on `system`: `parallel` streams sharing a context of `ctx`
     tokens, each reading its share (`tokens_per_stream`); the report states `ctx`, the total.
-    The placement comes back too (None on one pool of memory). `curve`: compute `by_context`
-    (`decode_report`)."""
+    The placement comes back too (None on one pool of memory); `placed` gives one already
+    made (`system_plan`). `curve`: compute `by_context` (`decode_report`)."""
     per_stream = tokens_per_stream(ctx, parallel)
-    setup = system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    setup = (
+        placed[0]
+        if placed is not None
+        else system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, parallel=parallel)
+    )
     if setup is None:
         report = decode_report(
             model, system.first, ctx=per_stream, kv_type=kv_type, parallel=parallel, curve=curve
@@ -245,14 +249,21 @@ def system_trace(
     cached: int = 0,
     kv_type: str = "f16",
     ubatch: int = 512,
+    placed: tuple[Setup | None] | None = None,
     **more: Any,
 ) -> tuple[TraceReport, Setup | None]:
     """`trace`'s answer (a request of `prompt` then `output` tokens, `cached` of the prompt
     in the prefix cache) for `model` on `system`, and the placement (None on one pool of
     memory). A model split over a card and its host brings its own prefill and decode step
     (and, over RPC, the upload a cold load adds); `more` goes to `trace_report` as it is
-    (cold, restore_kv, tokenize_detail)."""
-    setup = system_plan(model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch)
+    (cold, restore_kv, tokenize_detail); `placed` gives a placement already made."""
+    setup = (
+        placed[0]
+        if placed is not None
+        else system_plan(
+            model, system, offload, ctx=prompt + output, kv_type=kv_type, ubatch=ubatch
+        )
+    )
     report = _trace_on(
         model,
         system,
@@ -402,9 +413,20 @@ def compare_row(
     gives the typical error of its prefill and decode estimates (the cli's
     `typical_error`, which reads the shipped errors)."""
     budget = system_budget([model], system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch)
-    decode, _ = system_decode(model, system, offload, ctx=ctx, kv_type=kv_type, curve=False)
+    # placed once, at the context reserved: the decode step and the request run on it
+    placed = (system_plan(model, system, offload, ctx=ctx, kv_type=kv_type, ubatch=ubatch),)
+    decode, _ = system_decode(
+        model, system, offload, ctx=ctx, kv_type=kv_type, curve=False, placed=placed
+    )
     trace, setup = system_trace(
-        model, system, offload, prompt=prompt, output=output, kv_type=kv_type, ubatch=ubatch
+        model,
+        system,
+        offload,
+        prompt=prompt,
+        output=output,
+        kv_type=kv_type,
+        ubatch=ubatch,
+        placed=placed,
     )
     host_computes = setup is not None and setup.host_computes
     power = system_power(system.devices, system.host, host_computes=host_computes, watts=watts)

@@ -1231,6 +1231,7 @@ def _work_part(
         weight_bytes=work.weight_bytes,
         kv_read_bytes=work.kv_read_bytes,
         flops=work.flops,
+        state_bytes=work.state_bytes,
         time_s=time_s,
         bound=bound,
         how=how,

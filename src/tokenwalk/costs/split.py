@@ -66,7 +66,7 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import Efficiency, Machine
 from tokenwalk.model.model import Model
 from tokenwalk.numbers import duration, size
-from tokenwalk.system import Offload, System
+from tokenwalk.system import Offload, System, held_bytes
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -119,7 +119,7 @@ def system_bytes(system: System) -> list[int]:
     out = []
     for d in system.devices:
         if system.system_gb is not None:
-            out.append(int(system.system_gb * 1e9))
+            out.append(int(held_bytes(system.system_gb) or 0))
         else:
             out.append(default_system_bytes(d.kind, d.memory_bytes or 0))
     if system.host is not None:
@@ -233,9 +233,11 @@ def split_text(gpu_share: float) -> str:
 
 
 def _memory_split(devices: Sequence[DeviceMemory]) -> str:
-    """Share of weights + KV held by the GPUs, as `ollama ps` reports a loaded model."""
-    gpu = sum(d.weights_bytes + d.kv_bytes for d in devices if d.role == "gpu")
-    total = sum(d.weights_bytes + d.kv_bytes for d in devices)
+    """Share of the weights held by the host and by the GPUs, as `ollama ps` reports where a
+    loaded model sits: the one meaning of "CPU/GPU" in every answer (the KV, which follows its
+    layers, is left out so that the split does not move with the context)."""
+    gpu = sum(d.weights_bytes for d in devices if d.role == "gpu")
+    total = sum(d.weights_bytes for d in devices)
     return split_text(gpu / total if total else 1.0)
 
 
@@ -336,13 +338,15 @@ def split_budget_report(
     device fits. The totals at the top of the report are the cards' (VRAM)."""
     if not models:
         raise InputError("give at least one model")
+    if offload.default and len(models) > 1:
+        offload = offload.model_copy(update={"auto": False, "default": False})
     if offload.auto and len(models) > 1:
         raise InputError("--gpu-layers auto places one model; give the placement of several")
     for d in system.devices:
         if not d.memory_bytes:
             raise InputError(f"machine '{d.slug}' has no memory size; give --memory GiB")
     shortest = shortest_trained(models)
-    if ctx is None and not offload.auto:
+    if ctx is None and not offload.shrinks_ctx:
         ctx = default_context(models, parallel)
     if ctx is not None:
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
@@ -380,7 +384,7 @@ def split_budget_report(
         return all(d.fits for d in devs)
 
     best = largest_context(fits_at, shortest * parallel or 131072)
-    if best and best < ctx and not offload.auto:
+    if best and best < ctx and not offload.shrinks_ctx:
         warnings.append(f"the largest context that fits is {best:,} tokens: the settings use it")
     hints: list[str] = []
     if not fits:
@@ -521,6 +525,9 @@ def _args(setup: Setup) -> tuple[Arg, ...]:
 
 
 def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
+    """How `setup` splits the model: `split` is the share of the weights each side holds, as
+    `budget` reports it (`_memory_split`); `gpu_share` the share of the bytes a step reads that
+    sit on a GPU."""
     s = setup.system
     return SplitInfo(
         system=s.name,
@@ -528,7 +535,7 @@ def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
         link=s.link,
         placement=command_line(_args(setup)),
         placement_note=setup.placement.note,
-        split=split_text(gpu_share),
+        split=_memory_split(_memory(setup, "f16", 1, 512)),
         gpu_share=gpu_share,
         parts=sp.parts if sp is not None else [],
         rpc=sp.rpc if sp is not None else None,
@@ -604,8 +611,9 @@ def _card(setup: Setup) -> Machine:
 
 
 def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
-    """The ceiling of a split step: every device reading its bytes at its full rate, one after
-    another, 1 / sum(bytes_d / BW_d) tokens a second (0 when no device reads)."""
+    """The ceiling of a split step: every device reading its bytes (weights, KV and the
+    recurrent state of its layers) at its full rate, one after another, as the cards of a
+    layer split work, 1 / sum(bytes_d / BW_d) tokens a second (0 when no device reads)."""
     ceiling_s = 0.0
     devices = {d.slug: d for d in (*setup.system.devices, setup.system.host) if d is not None}
     if setup.tensor_split:
@@ -616,7 +624,8 @@ def _ceiling_tok_s(setup: Setup, sp: SystemPass) -> float:
             continue
         d = devices.get(p.device)
         if d is not None:
-            ceiling_s += (p.weight_bytes + p.kv_read_bytes) / (d.bandwidth_gbs * 1e9)
+            read = p.weight_bytes + p.kv_read_bytes + p.state_bytes
+            ceiling_s += read / (d.bandwidth_gbs * 1e9)
     return 1.0 / ceiling_s if ceiling_s else 0.0
 
 

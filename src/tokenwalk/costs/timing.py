@@ -792,6 +792,7 @@ class DevicePart(BaseModel):
     weight_bytes: Bytes  # weights it reads (op offload: copied over the link)
     kv_read_bytes: Bytes
     flops: float
+    state_bytes: Bytes = 0  # recurrent state of its layers, read and written
     time_s: float
     bound: str  # memory, compute, experts, link
     how: str = ""

@@ -2,7 +2,7 @@
 
     cold load     file bytes / load rate                              (--cold)
     tokenize      template + tokenizer: about a microsecond a token
-    restore KV    KV of the cached prefix / disk read speed           (--restore-kv)
+    restore KV    KV of the cached prefix / load rate                 (--restore-kv)
     prefill       chunks of ubatch tokens, context growing            (timing model)
     first token   the last chunk's LM head scores the vocabulary; the sampler draws
     decode        one step per output token, each reading the weights and a growing KV cache
@@ -13,7 +13,8 @@ TTFT is everything up to the first token; writing time is the decode steps.
 The load rate is the machine's measured cold load (`load_gbs`: file bytes / seconds, disk to
 RAM and on to the GPU's memory, as a runtime does it) where a source gives one, else its disk
 read speed, else an assumed NVMe SSD. A disk's read speed alone is an upper bound: the seed's
-laptop read 21.7 GB in 55 s (0.39 GB/s) through Ollama, far below its SSD.
+laptop read 21.7 GB in 55 s (0.39 GB/s) through Ollama, far below its SSD. A saved KV cache
+(--restore-kv) is read back from the same disk by the same runtime, at the same rate.
 """
 
 from __future__ import annotations
@@ -84,9 +85,7 @@ class TraceReport(BaseModel):
     decode_step_read_bytes: Bytes  # what the first decode step reads
     decode_step_s: float
     decode_tok_s: float
-    disk_read_gbs: float
-    disk_read_assumed: bool
-    load_gbs: float  # the rate of the cold load (--cold), decimal GB/s
+    load_gbs: float  # the rate of the cold load (--cold) and of a KV restore, decimal GB/s
     load_from: str  # where that rate comes from
     load_assumed: bool  # no source for it: an assumed NVMe SSD
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
@@ -169,7 +168,6 @@ def trace_report(
     pre = prefill or prefill_report(
         model, machine, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type
     )
-    disk = machine.disk_read_gbs or DEFAULT_DISK_READ_GBS
     phases: list[Phase] = []
     t = 0.0
 
@@ -180,6 +178,7 @@ def trace_report(
         )
         t += duration
 
+    # a saved KV cache is read back from the disk the weights load from, at the same rate
     load_gbs, load_from, load_assumed = load_rate(machine)
     load_s = 0.0
     if cold:
@@ -207,7 +206,7 @@ def trace_report(
         restored = kv_stored_bytes(model, cached, kv_type, ubatch) + state_bytes(model)
         add(
             "restore KV from disk",
-            restored / (disk * 1e9),
+            restored / (load_gbs * 1e9),
             f"{cached:,} tokens, {size(restored)}",
             restored,
         )
@@ -280,8 +279,6 @@ def trace_report(
         decode_step_read_bytes=first_bytes,
         decode_step_s=first_s,
         decode_tok_s=(steps / dec_s) if dec_s else 1.0 / first_s,
-        disk_read_gbs=disk,
-        disk_read_assumed=machine.disk_read_gbs is None,
         load_gbs=load_gbs,
         load_from=load_from,
         load_assumed=load_assumed,

@@ -193,9 +193,8 @@ def _llama(c: _Cfg) -> dict[str, Any]:
     rope = c.get("rope_scaling") or c.get("rope_parameters") or {}
     if isinstance(rope, Mapping) and rope.get("rope_type", rope.get("type")) == "llama3":
         kw["rope_freqs"] = True
-    window = c.get("sliding_window")
-    if type(window) is int and window > 0:  # Mistral 7B v0.1: every layer slides
-        kw.update(n_swa=c.int("sliding_window"), is_swa=(True,) * n)
+    # Mistral 7B v0.1's `sliding_window` is dropped: the converter writes it as the llama
+    # architecture, whose graph has no sliding window, so the cache holds the whole context
     n_expert = c.first_int(("num_local_experts", "num_experts"), 0)
     if n_expert:
         kw.update(
@@ -208,10 +207,8 @@ def _llama(c: _Cfg) -> dict[str, Any]:
 
 
 def _qwen2(c: _Cfg) -> dict[str, Any]:
-    kw = _base(c, "qwen2")
+    kw = _base(c, "qwen2")  # llama.cpp's qwen2 has no sliding window (`use_sliding_window`)
     _require_ffn(c, kw)
-    if c.bool("use_sliding_window", False) and c.has("sliding_window"):
-        kw.update(n_swa=c.int("sliding_window"), is_swa=(True,) * kw["n_layer_all"])
     return kw
 
 
@@ -558,11 +555,8 @@ def _gemma4(c: _Cfg) -> dict[str, Any]:
 
 
 def _phi3(c: _Cfg) -> dict[str, Any]:
-    kw = _base(c, "phi3")
+    kw = _base(c, "phi3")  # llama.cpp turns Phi-3's sliding window off (phi3.cpp)
     _require_ffn(c, kw)
-    window = c.get("sliding_window")
-    if type(window) is int and 0 < window < kw["n_ctx_train"]:
-        kw.update(n_swa=c.int("sliding_window"), is_swa=(True,) * kw["n_layer_all"])
     return kw
 
 

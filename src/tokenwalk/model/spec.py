@@ -52,6 +52,11 @@ SUPPORTED_ARCHITECTURES: tuple[str, ...] = (
 # src/llama-arch.cpp, which lists Mamba, DeepSeek2, Nemotron-H, Granite-Hybrid and more).
 NO_TENSOR_SPLIT_ARCHITECTURES: tuple[str, ...] = ("deepseek2", "granitehybrid")
 
+# Architectures whose llama.cpp graph has no sliding window: llama, mistral3 and qwen2 never read
+# `attention.sliding_window`, phi3 reads it and turns it off (src/models/phi3.cpp), so their
+# cache holds the whole context (Mistral 7B v0.1 converts to llama: 4 GiB of f16 KV at 32k).
+FULL_CACHE_ARCHITECTURES: tuple[str, ...] = ("llama", "mistral3", "qwen2", "phi3")
+
 # Architectures whose MoE layers also run a dense FFN beside the experts.
 DENSE_AND_MOE_ARCHITECTURES: tuple[str, ...] = ("gemma4",)
 
@@ -417,7 +422,9 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
     if n_nextn >= n_layer_all:
         raise MetadataError(f"'{arch}.nextn_predict_layers' ({n_nextn}) is not below block_count")
 
-    n_swa = m.int("attention.sliding_window", 0)
+    # llama, mistral3 and qwen2 never read a sliding window and phi3 turns it off: llama.cpp
+    # gives those architectures a full cache whatever the file says
+    n_swa = 0 if arch in FULL_CACHE_ARCHITECTURES else m.int("attention.sliding_window", 0)
     is_swa: tuple[bool, ...] = ()
     if n_swa:
         explicit = m.bools("attention.sliding_window_pattern")
@@ -428,8 +435,6 @@ def from_gguf_metadata(md: Mapping[str, Any], n_vocab_from_tensors: int = 0) -> 
         elif arch == "gpt-oss":
             # llama.cpp: set_swa_pattern(2) -> even layers slide, odd layers are full
             is_swa = swa_pattern(n_layer_all, 2)
-        elif arch in ("llama", "mistral3", "qwen2", "phi3"):
-            is_swa = (True,) * n_layer_all
         else:
             is_swa = swa_pattern(n_layer_all, m.int("attention.sliding_window_pattern", 0))
         kw.update(

@@ -1002,9 +1002,10 @@ def explain_trace_report(r: TraceReport, console: Console) -> None:
         steps.append(
             Step(
                 "restore KV",
-                "cached prefix's KV + state / disk read speed",
-                f"{_b(restore.data_bytes)} / {_gbs(r.disk_read_gbs)}",
+                "cached prefix's KV + state / load rate",
+                f"{_b(restore.data_bytes)} / {_gbs(r.load_gbs)}",
                 _s(restore.duration_s),
+                r.load_from,
             )
         )
     chunks = [p for p in r.phases if p.name.startswith("prefill")]
