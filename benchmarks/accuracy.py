@@ -8,7 +8,7 @@ For every row of data/benchmarks.yaml that the fit uses, predicts tok/s four way
   belongs to (vendor, peak, backend, kind, kind/backend; its own machine fit cannot be used: it has
   no rows left). This is the number to trust for a machine tokenwalk has never seen.
 - tiles: the same cross-validation with one more term, the routed experts' empty tile columns
-  F_pad of llama.cpp's `mul_mat_id` (`tokenwalk.costs.timing.expert_tile_flops`), a candidate
+  F_pad of llama.cpp's `mul_mat_id` (`tokenwalk.timing.passes.expert_tile_flops`), a candidate
   kept out of the shipped model while this column says it does not help.
 - previous: the same cross-validation of the first timing model (no row term, groups by
   kind/backend only), to show what the current one changes.
@@ -43,7 +43,7 @@ and the devices that move it most): a figure of one row, decided by the shared p
 and so by which other devices the data holds.
 
 With `--write-data` it writes data/accuracy.yaml: the errors `decode`, `prefill` and `trace`
-quote next to an estimate (`tokenwalk.accuracy`). Redo it after every refit.
+quote next to an estimate (`tokenwalk.timing.accuracy`). Redo it after every refit.
 
 Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE] [--seed-influence]
                                      [--write-data]
@@ -60,15 +60,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from tokenwalk.accuracy import PHASES, fit_fingerprint
-from tokenwalk.calibrate import (
+from tokenwalk.timing.accuracy import PHASES, fit_fingerprint
+from tokenwalk.timing.calibrate import (
     benchmark_observations,
     cross_validate,
     device_of,
     error_stats,
     naive_predictions,
 )
-from tokenwalk.fit import Design, fit_hierarchy, predict_tok_s
+from tokenwalk.timing.fit import Design, fit_hierarchy, predict_tok_s
 
 DATA = Path(__file__).resolve().parents[1] / "data"  # the checkout's shipped data
 SEED_MACHINE = "radeon-860m"
@@ -234,7 +234,7 @@ def seed_without_each(obs: list, design: Design) -> tuple[float, list[tuple[floa
 
 
 def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarray) -> str:
-    """The text of data/accuracy.yaml (`tokenwalk.accuracy`): the cross-validated error per
+    """The text of data/accuracy.yaml (`tokenwalk.timing.accuracy`): the cross-validated error per
     phase, overall and per device class, the in-sample error per phase, and each benchmarked
     machine's rows per phase; stamped with the data/timing.yaml it was measured with."""
     phase = np.array([o.phase for o in obs])
@@ -263,7 +263,8 @@ def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarr
     }
     head = (
         "# The timing model's error on published runs, quoted by decode, prefill and trace\n"
-        "# (tokenwalk.accuracy). Written by benchmarks/accuracy.py --write-data; redo it after\n"
+        "# (tokenwalk.timing.accuracy). Written by benchmarks/accuracy.py --write-data; redo it "
+        "after\n"
         "# every refit of data/timing.yaml (a test checks timing_sha256).\n"
     )
     return head + yaml.safe_dump(data, sort_keys=False, width=100, default_flow_style=None)

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import yaml
 
-from tokenwalk.calibrate import calibrate_machine, read_llama_bench
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 from tokenwalk.probe import recorded_cpu_entry
+from tokenwalk.timing.calibrate import calibrate_machine, read_llama_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL = {"decode": 0.10, "prefill": 0.20}

@@ -44,10 +44,10 @@ def _one_fit_per_input() -> Iterator[None]:
     same fit: the suite fits the shipped data in five places (calibrate's table on two pages of
     the docs, its JSON, two tests of calibrate). Each distinct input is fitted once and every
     caller gets its own copy of that fit; a fit from a starting point is always run."""
-    import tokenwalk.calibrate
-    import tokenwalk.fit
+    import tokenwalk.timing.calibrate
+    import tokenwalk.timing.fit
 
-    real = tokenwalk.fit.fit_hierarchy
+    real = tokenwalk.timing.fit.fit_hierarchy
     fits: dict[str, object] = {}
 
     def remembered(design: Any, train: Any = None, **kw: Any) -> Any:
@@ -58,7 +58,7 @@ def _one_fit_per_input() -> Iterator[None]:
              o.measured_tok_s, sorted(o.keys.items()))
             for o in design.obs
         ]  # fmt: skip
-        sigma = kw.get("sigma") or tokenwalk.fit.PRIOR_SIGMA
+        sigma = kw.get("sigma") or tokenwalk.timing.fit.PRIOR_SIGMA
         given = sorted((k, v) for k, v in kw.items() if k != "sigma")
         mask = None if train is None else np.asarray(train, dtype=bool).tobytes()
         key = hashlib.sha256(
@@ -69,8 +69,8 @@ def _one_fit_per_input() -> Iterator[None]:
         return copy.deepcopy(fits[key])
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tokenwalk.fit, "fit_hierarchy", remembered)
-        mp.setattr(tokenwalk.calibrate, "fit_hierarchy", remembered)
+        mp.setattr(tokenwalk.timing.fit, "fit_hierarchy", remembered)
+        mp.setattr(tokenwalk.timing.calibrate, "fit_hierarchy", remembered)
         yield
 
 

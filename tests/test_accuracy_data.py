@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tokenwalk.accuracy import (
+from tokenwalk.cli import main
+from tokenwalk.errors import SpecError
+from tokenwalk.machine import resolve_machine
+from tokenwalk.timing.accuracy import (
     CLASS_MIN_ROWS,
     AccuracyData,
     accuracy_data,
     expected_error,
     fit_fingerprint,
 )
-from tokenwalk.cli import main
-from tokenwalk.errors import SpecError
-from tokenwalk.machine import resolve_machine
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -154,8 +154,8 @@ def test_a_bad_accuracy_file_is_a_spec_error(tmp_path):
 
 
 def test_the_quoted_range_runs_from_the_lower_median_to_the_higher():
-    from tokenwalk.accuracy import ExpectedError, PhaseError
     from tokenwalk.render.timing import error_range
+    from tokenwalk.timing.accuracy import ExpectedError, PhaseError
 
     def err(median: float) -> PhaseError:
         return PhaseError(n_rows=9, median_pct=median, p90_pct=50.0, signed_median_pct=0.0)

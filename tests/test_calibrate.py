@@ -9,7 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tokenwalk.calibrate import (
+from tokenwalk.errors import InputError, SpecError
+from tokenwalk.machine import resolve_machine
+from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.calibrate import (
     calibrate_machine,
     device_of,
     observation,
@@ -17,10 +20,8 @@ from tokenwalk.calibrate import (
     read_llama_bench,
     write_machine_fit,
 )
-from tokenwalk.errors import InputError, SpecError
-from tokenwalk.fit import Design, Params, fit_hierarchy, predict_tok_s
-from tokenwalk.machine import fit_keys, resolve_machine
-from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.efficiency import fit_keys
+from tokenwalk.timing.fit import Design, Params, fit_hierarchy, predict_tok_s
 
 
 def bench_row(n_prompt: int, n_gen: int, avg_ts: float) -> dict:
@@ -208,7 +209,7 @@ def test_unmatched_model_needs_model_flag():
         "model_n_params": 123,
         "model_size": 456,
     }
-    from tokenwalk.calibrate import BenchRun
+    from tokenwalk.timing.calibrate import BenchRun
 
     run = BenchRun(**{k: row[k] for k in BenchRun.__dataclass_fields__})
     with pytest.raises(InputError, match="--model"):
@@ -344,7 +345,7 @@ def test_a_machine_fit_is_pulled_towards_its_group(dense_and_moe):
 @pytest.fixture(scope="module")
 def refit():
     """One refit of the shipped defaults (a few seconds), shared by the tests below."""
-    from tokenwalk.calibrate import fit_defaults
+    from tokenwalk.timing.calibrate import fit_defaults
 
     steps: list[tuple[str, int, int | None]] = []
     fit = fit_defaults(lambda what, done, total: steps.append((what, done, total)))
@@ -393,7 +394,7 @@ def test_calibrate_shows_progress_on_stderr_unless_for_scripts(refit, capsys, mo
         progress("fitting the timing model to 307 runs", 0, None)
         return fit
 
-    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", fake_fit)
+    monkeypatch.setattr("tokenwalk.timing.calibrate.fit_defaults", fake_fit)
     buffer = _terminal_stderr(monkeypatch)
     # --csv of a refit may be refused (no rows for it), after the fit: silent either way
     assert main(["calibrate", *flags]) in ((0, 2) if "--csv" in flags else (0,))
@@ -424,8 +425,8 @@ def test_write_defaults_refuses_an_installed_package(capsys, monkeypatch):
     def never(progress=None):
         raise AssertionError("refused before fitting")
 
-    monkeypatch.setattr("tokenwalk.calibrate._checkout_root", lambda: None)
-    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", never)
+    monkeypatch.setattr("tokenwalk.timing.calibrate._checkout_root", lambda: None)
+    monkeypatch.setattr("tokenwalk.timing.calibrate.fit_defaults", never)
     assert main(["calibrate", "--write-defaults"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tokenwalk: error: --write-defaults")
@@ -433,24 +434,24 @@ def test_write_defaults_refuses_an_installed_package(capsys, monkeypatch):
 
 
 def test_write_defaults_writes_the_checkout_it_runs_from(refit, tmp_path, capsys, monkeypatch):
-    from tokenwalk.calibrate import defaults_target
     from tokenwalk.cli import main
+    from tokenwalk.timing.calibrate import defaults_target
 
     fit, _ = refit
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'tokenwalk'\n")
     (tmp_path / "data").mkdir()
     target = tmp_path / "data" / "timing.yaml"
     target.write_text("fitted: old\n")
-    monkeypatch.setattr("tokenwalk.calibrate._checkout_root", lambda: tmp_path)
+    monkeypatch.setattr("tokenwalk.timing.calibrate._checkout_root", lambda: tmp_path)
     monkeypatch.setattr("tokenwalk.catalog.data_path", lambda name: tmp_path / "data" / name)
-    monkeypatch.setattr("tokenwalk.calibrate.fit_defaults", lambda progress=None: fit)
+    monkeypatch.setattr("tokenwalk.timing.calibrate.fit_defaults", lambda progress=None: fit)
     assert defaults_target() == target
     assert main(["calibrate", "--write-defaults"]) == 0
     captured = capsys.readouterr()
     assert f"wrote {target}" in captured.err
     assert target.read_text().count("prior_width:") == 1 and "fitted: old" not in target.read_text()
     assert "written to" in " ".join(captured.out.split())
-    from tokenwalk.machine import timing_defaults
+    from tokenwalk.timing.efficiency import timing_defaults
 
     timing_defaults.cache_clear()  # the next test reads the real file again
 
@@ -461,7 +462,7 @@ def test_the_checkout_of_this_test_run_is_found_or_the_install_is_refused():
     from pathlib import Path
 
     import tokenwalk
-    from tokenwalk.calibrate import defaults_target
+    from tokenwalk.timing.calibrate import defaults_target
 
     root = Path(__file__).resolve().parents[1]
     if Path(tokenwalk.__file__).resolve().is_relative_to(root / "src"):
@@ -491,7 +492,7 @@ def test_progress_never_draws_into_a_pipe(monkeypatch):
 def test_the_tiles_variant_adds_expert_tile_time_to_moe_prefill_only(dense_and_moe):
     """Cross-validation's "tiles" variant adds F_pad / FLOPS to the compute of MoE prefill
     passes on a padding backend; the shipped model ("rows") carries none."""
-    from tokenwalk.calibrate import variant_design
+    from tokenwalk.timing.calibrate import variant_design
 
     machines = [("n1", "gpu", "cuda", 1000, 80), ("c1", "cpu", "cpu", 100, 2)]
     design = _synthetic(dense_and_moe, machines, lambda o: Params(0.7, 0.5, 1e-4, 32.0).to_x())
@@ -509,8 +510,8 @@ def test_the_shipped_fit_is_what_the_data_gives(refit):
     change to the data, the catalogue or the model's passes must come with its refit."""
     import yaml
 
-    from tokenwalk.calibrate import timing_yaml
     from tokenwalk.catalog import data_path
+    from tokenwalk.timing.calibrate import timing_yaml
 
     fit, _ = refit
     fresh = yaml.safe_load(timing_yaml(fit))
@@ -541,8 +542,8 @@ def test_the_shipped_fit_is_what_the_data_gives(refit):
 def test_the_fit_prices_a_pass_as_the_commands_do(slug, quant, machine):
     """`fit.Design` is the vectorised copy of `costs.timing.pass_seconds`: with a machine's
     parameters it predicts the decode and prefill the commands answer."""
-    from tokenwalk.calibrate import observation
-    from tokenwalk.costs.timing import decode_report, prefill_report
+    from tokenwalk.timing.calibrate import observation
+    from tokenwalk.timing.passes import decode_report, prefill_report
 
     model = load_model(slug, quant).model
     m = resolve_machine(machine)
@@ -562,15 +563,15 @@ def test_the_fit_does_not_move_with_the_data_s_last_digits():
     """One published row changed by 0.1% moves the fitted global parameters by a hair, not by a
     jump to another stopping point (the iterative LSMR step moved them by 4e-3 and the cross-
     validated prefill median by a point; the exact step by about 1e-4)."""
-    import tokenwalk.fit
-    from tokenwalk.calibrate import benchmark_observations
+    import tokenwalk.timing.fit
+    from tokenwalk.timing.calibrate import benchmark_observations
 
     obs, _ = benchmark_observations()
     # through the module: the suite fits the shipped data once (conftest.py)
-    base = tokenwalk.fit.fit_hierarchy(Design(obs)).global_x
+    base = tokenwalk.timing.fit.fit_hierarchy(Design(obs)).global_x
     nudged = list(obs)
     nudged[200] = replace(nudged[200], measured_tok_s=nudged[200].measured_tok_s * 1.001)
-    moved = tokenwalk.fit.fit_hierarchy(Design(nudged)).global_x
+    moved = tokenwalk.timing.fit.fit_hierarchy(Design(nudged)).global_x
     assert np.max(np.abs(moved - base)) < 1e-3
 
 
@@ -580,7 +581,7 @@ def test_a_failed_gesdd_is_redone_with_gesvd_for_the_length_of_a_fit(monkeypatch
     import scipy.linalg
     import scipy.optimize._lsq.trf as trf
 
-    from tokenwalk.fit import _svd_that_converges
+    from tokenwalk.timing.fit import _svd_that_converges
 
     original = trf.svd
     calls = []

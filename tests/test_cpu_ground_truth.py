@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tokenwalk.calibrate import read_llama_bench
 from tokenwalk.catalog import load_models
 from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.calibrate import read_llama_bench
 
 DIRS = [Path(__file__).parent / "data" / d for d in ("cpu-ground-truth", "cpu-ground-truth-sized")]
 BENCH_FILES = [p for d in DIRS for p in sorted(d.glob("*.t[0-9]*.json"))]

@@ -82,7 +82,7 @@ def test_a_model_of_zeros_has_the_catalogue_models_shape(name: str, tmp_path: Pa
 def test_the_models_cpu_kernel_times_are_the_measurement():
     """costs.timing.CPU_KERNEL_TIME, the factor a CPU's prefill weight products count, is the
     measured pp512 of Q4_K over each type's (the AVX-512 build)."""
-    from tokenwalk.costs.timing import CPU_KERNEL_TIME
+    from tokenwalk.timing.passes import CPU_KERNEL_TIME
 
     measured = _measured()
     assert CPU_KERNEL_TIME.keys() == measured.keys()
@@ -152,7 +152,7 @@ def test_the_models_mat_vec_times_are_the_measurement():
     products at, is the measured tg64 of Q4_K over each type's with the weights in DRAM (one
     thread, the AVX-512 build), and the table of docs/timing-model.md ("A CPU's decoding step")
     shows the same."""
-    from tokenwalk.costs.timing import CPU_MATVEC_TIME
+    from tokenwalk.timing.passes import CPU_MATVEC_TIME
 
     measured, two = _measured_dram(), _measured_dram(2)
     assert CPU_MATVEC_TIME.keys() == measured.keys()

@@ -6,14 +6,8 @@ import pytest
 
 from tokenwalk.catalog import load_machines
 from tokenwalk.errors import InputError, SpecError, UnknownNameError
-from tokenwalk.machine import (
-    GIB,
-    compose_efficiency,
-    fit_keys,
-    metal_working_set_bytes,
-    resolve_machine,
-    timing_defaults,
-)
+from tokenwalk.machine import GIB, metal_working_set_bytes, resolve_machine
+from tokenwalk.timing.efficiency import compose_efficiency, fit_keys, timing_defaults
 
 
 def test_named_machine_has_its_calibrated_fit():
@@ -262,7 +256,7 @@ def test_a_machine_without_bandwidth_names_its_catalogued_boards() -> None:
 
 
 def test_an_inline_machine_borrows_the_factors_of_the_maker_it_names():
-    from tokenwalk.machine import timing_defaults
+    from tokenwalk.timing.efficiency import timing_defaults
 
     amd = timing_defaults().factors["vendor"]["amd"]
     kw = dict(bandwidth=256, tflops=59, kind="igpu", backend="vulkan", tflops_kind="matrix")

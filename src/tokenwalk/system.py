@@ -117,7 +117,7 @@ class SystemSpec(BaseModel):
     bandwidth: float | None = None
     tflops: float | None = None
     tflops_kind: str | None = None  # matrix or vector: what --tflops is the peak of
-    vendor: str | None = None  # who made an inline machine's chip (machine.VENDORS)
+    vendor: str | None = None  # who made an inline machine's chip (efficiency.VENDORS)
     memory: float | None = None  # GiB
     gpu_limit: float | None = None  # GiB
     backend: str | None = None
@@ -284,7 +284,8 @@ def own_cpu(system: System, spec: SystemSpec) -> System:
     the CPU backend either), so a tensor crossing between the two is copied, by memcpy within
     the one memory (`ggml_metal_buffer_set_tensor` on shared buffers): the link is that copy,
     which reads and writes the memory, at half its bandwidth."""
-    from tokenwalk.machine import VENDORS, resolve_machine
+    from tokenwalk.machine import resolve_machine
+    from tokenwalk.timing.efficiency import VENDORS
 
     dev = system.first
     if dev.backend == "cpu":

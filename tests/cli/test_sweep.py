@@ -325,8 +325,8 @@ def test_csv_text_from_data_reaches_no_terminal(capsys, monkeypatch):
 
 
 def test_csv_rows_of_the_defaults_refit():
-    from tokenwalk.calibrate import DefaultsFit, ErrorStats
     from tokenwalk.render.rows import csv_rows
+    from tokenwalk.timing.calibrate import DefaultsFit, ErrorStats
 
     stats = ErrorStats(n_rows=3, median_pct=10.0, p90_pct=20.0, signed_median_pct=-1.0)
     fit = DefaultsFit.model_construct(errors={"in_sample": {"decode": stats, "prefill": stats}})

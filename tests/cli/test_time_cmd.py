@@ -182,9 +182,9 @@ def test_decode_curve_is_computed_only_where_shown(capsys, monkeypatch, machine)
     """The speed at other contexts (`by_context`) is in --json and on --chart, not in the
     table or --csv: those runs never work it out (a sweep of 1,000 runs did, 30 s of it)."""
     import tokenwalk.costs.split
-    import tokenwalk.costs.timing
+    import tokenwalk.timing.passes
 
-    real = tokenwalk.costs.timing.decode_by_context, tokenwalk.costs.split.context_points
+    real = tokenwalk.timing.passes.decode_by_context, tokenwalk.costs.split.context_points
     asked: list[str] = []
 
     def counted(fn):
@@ -194,7 +194,7 @@ def test_decode_curve_is_computed_only_where_shown(capsys, monkeypatch, machine)
 
         return wrapper
 
-    monkeypatch.setattr(tokenwalk.costs.timing, "decode_by_context", counted(real[0]))
+    monkeypatch.setattr(tokenwalk.timing.passes, "decode_by_context", counted(real[0]))
     monkeypatch.setattr(tokenwalk.costs.split, "context_points", counted(real[1]))
     argv = ["decode", "llama-3-8b", "-m", machine, "--ctx", "4k"]
     for shown in ([], ["--csv"], ["--ctx", "1k,2k"]):

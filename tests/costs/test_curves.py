@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from tokenwalk.costs.budget import budget_report
 from tokenwalk.costs.kv import cache_by_context, context_points, kv_bytes, state_bytes
-from tokenwalk.costs.timing import decode_by_context, decode_report
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.passes import decode_by_context, decode_report
 
 
 @pytest.fixture(scope="module")

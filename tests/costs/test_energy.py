@@ -116,7 +116,7 @@ def test_energy_is_power_times_time(watts, seconds, tokens):
 
 
 def test_decode_and_prefill_per_million_tokens(small_model):
-    from tokenwalk.costs.timing import decode_report, prefill_report
+    from tokenwalk.timing.passes import decode_report, prefill_report
 
     m = resolve_machine("rtx-4090")
     d = decode_report(small_model, m, ctx=1024, parallel=4)

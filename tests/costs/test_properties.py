@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenwalk.costs.kv import kv_bytes
-from tokenwalk.costs.timing import decode_report, prefill_report
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.passes import decode_report, prefill_report
 
 MODELS = [
     "qwen3.6-35b-a3b",

@@ -21,11 +21,11 @@ from tokenwalk.costs.serve import (
     user_depths,
     users_step,
 )
-from tokenwalk.costs.timing import decode_report, pass_time, pass_work, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 from tokenwalk.render.fmt import rate, seconds
+from tokenwalk.timing.passes import decode_report, pass_time, pass_work, prefill_report
 
 MODELS = ["qwen3.6-35b-a3b", "gemma-3-4b", "llama-3.1-8b", "lfm2-1.2b", "gpt-oss-20b"]
 MACHINES = ["radeon-860m", "rtx-4090", "xeon-kvm-2c-2t", "m4-max", "h200"]

@@ -70,7 +70,7 @@ def test_alpha_for_speedup_inverts_the_speedup():
 def test_an_mtp_block_pays_its_models_fixed_cost_per_layer():
     # the MTP block is one of its model's layers: a llama.cpp graph of as many nodes per layer
     # as its model's (not a llama layer's 31)
-    from tokenwalk.costs.timing import pass_work
+    from tokenwalk.timing.passes import pass_work
 
     target = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
     draft = mtp_draft_model(target)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tokenwalk.costs.timing import (
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine, resolve_machine
+from tokenwalk.model.layers import Attention, Ffn, Layer
+from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.efficiency import Efficiency
+from tokenwalk.timing.passes import (
     MAX_PREFILL_CHUNKS,
     attended_cells,
     cpu_kernel_time,
@@ -16,10 +21,6 @@ from tokenwalk.costs.timing import (
     prefill_chunks,
     prefill_report,
 )
-from tokenwalk.errors import InputError
-from tokenwalk.machine import Efficiency, Machine, resolve_machine
-from tokenwalk.model.layers import Attention, Ffn, Layer
-from tokenwalk.model.resolve import load_model
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +198,7 @@ def test_a_product_of_n_rows_runs_at_n_over_n_plus_rows_half(dense):
 def test_routed_experts_see_ubatch_k_over_e_rows(moe):
     """Qwen3.6 35B-A3B: 512 x 8 / 256 = 16 rows per woken expert; its expert row FLOPs are
     2 x the expert weights woken (all of them at 512 tokens)."""
-    from tokenwalk.costs.timing import expert_params, expert_rows
+    from tokenwalk.timing.passes import expert_params, expert_rows
 
     assert expert_rows(moe, 512) == pytest.approx(16.0, rel=0.01)
     w = pass_work(moe, 512, 0, n_logits=0)
@@ -236,7 +237,7 @@ def test_a_cpu_pays_for_its_mat_vec_products(dense):
     """Decoding: a GPU's mat-vec kernels hide the weights' FLOPs under the read (attention
     only); a CPU pays them at its mat-vec kernels' time per weight type, each product of one
     row at 1 / (1 + rows_half) of its rate, and the read and the arithmetic add."""
-    from tokenwalk.costs.timing import cpu_matvec_time
+    from tokenwalk.timing.passes import cpu_matvec_time
 
     w = pass_work(dense, 1, 0)
     k = cpu_matvec_time(dense)
@@ -269,7 +270,7 @@ def test_a_cpu_multiplies_more_than_one_token_with_its_matrix_kernels(dense):
     "only enable sgemm for prompt processing", n < 2 falls back to the dot products): from two
     tokens a pass counts the matrix kernels' times, and a CPU's time per pass moves smoothly
     with the tokens from there (no step where a GPU switches kernels at MATVEC_MAX_BATCH)."""
-    from tokenwalk.costs.timing import MATVEC_MAX_BATCH, cpu_kernel_time, cpu_matvec_time
+    from tokenwalk.timing.passes import MATVEC_MAX_BATCH, cpu_kernel_time, cpu_matvec_time
 
     assert pass_work(dense, 1, 0).cpu_kernel_time == pytest.approx(cpu_matvec_time(dense))
     for n in (2, 4, MATVEC_MAX_BATCH, 16):
@@ -293,7 +294,7 @@ def test_a_cpus_mat_vec_time_counts_the_head(name, quant, expected):
     """cpu_matvec_time: CPU_MATVEC_TIME of each weight's type, averaged over the weights a
     decoding token multiplies, the output head (or the tied embedding table) included: one
     type's time, or strictly between the two types' times of a mixed file."""
-    from tokenwalk.costs.timing import CPU_MATVEC_TIME, cpu_kernel_time, cpu_matvec_time
+    from tokenwalk.timing.passes import CPU_MATVEC_TIME, cpu_kernel_time, cpu_matvec_time
 
     model = load_model(name, quant).model
     k = cpu_matvec_time(model)
@@ -312,7 +313,7 @@ def test_mxfp4_weights_take_iq4_nl_kernel_times():
     indices into a table; only the block scale differs): a type not measured, timed as its
     twin. gpt-oss-20b's active weights are mostly MXFP4 experts (the rest Q8_0), so its mean
     lies between IQ4_NL's and Q8_0's time, not near Q4_K's 1 as an unknown type would."""
-    from tokenwalk.costs.timing import (
+    from tokenwalk.timing.passes import (
         CPU_KERNEL_TIME,
         CPU_KERNEL_TWIN,
         CPU_MATVEC_TIME,
@@ -338,7 +339,7 @@ def test_mxfp4_weights_take_iq4_nl_kernel_times():
 def test_a_cpus_kernel_time_is_the_mean_of_its_weight_types(name, quant, expected):
     """cpu_kernel_time: CPU_KERNEL_TIME of each weight product's type, averaged over the
     weights a token multiplies; the embedding and the output head do not count."""
-    from tokenwalk.costs.timing import cpu_kernel_time
+    from tokenwalk.timing.passes import cpu_kernel_time
 
     k = cpu_kernel_time(load_model(name, quant).model)
     if isinstance(expected, tuple):
@@ -351,7 +352,7 @@ def test_a_cpu_prefill_counts_its_weight_products_at_their_kernel_time():
     """A prefill pass on a CPU: attention + kernel time x the weight products' FLOPs, R scaled
     alike; a GPU counts the FLOPs as they are, and a CPU's decoding step counts its mat-vec
     kernels' time instead."""
-    from tokenwalk.costs.timing import CPU_MATVEC_TIME, matrix_flops, matrix_row_flops
+    from tokenwalk.timing.passes import CPU_MATVEC_TIME, matrix_flops, matrix_row_flops
 
     model = load_model("tinyllama-1.1b", "Q8_0").model
     w = pass_work(model, 512, 0, n_logits=1)
@@ -385,7 +386,7 @@ def test_a_cpu_prefill_counts_its_weight_products_at_their_kernel_time():
 )
 def test_tile_utilisation_is_rows_over_padded_columns(rows, tile, share):
     """t / (J ceil(t / J)): an expert with 16 rows in a 128-column MMQ tile uses 12.5% of it."""
-    from tokenwalk.costs.timing import tile_utilisation
+    from tokenwalk.timing.passes import tile_utilisation
 
     assert tile_utilisation(rows, tile) == pytest.approx(share)
 
@@ -407,7 +408,7 @@ def test_tile_utilisation_is_rows_over_padded_columns(rows, tile, share):
     ],
 )
 def test_expert_tile_width_per_backend(backend, n, rows, tile):
-    from tokenwalk.costs.timing import expert_tile_width
+    from tokenwalk.timing.passes import expert_tile_width
 
     assert expert_tile_width(backend, n, rows) == tile
 
@@ -416,7 +417,7 @@ def test_expected_tiles_matches_the_binomial_sum():
     """E[ceil(n_e / J)] with n_e ~ Binomial(n, k/E), summed directly over the distribution."""
     from math import ceil, comb
 
-    from tokenwalk.costs.timing import expected_tiles
+    from tokenwalk.timing.passes import expected_tiles
 
     for n, p, tile in ((40, 0.3, 8), (100, 0.05, 4), (64, 0.5, 16)):
         exact = sum(comb(n, m) * p**m * (1 - p) ** (n - m) * ceil(m / tile) for m in range(n + 1))
@@ -430,7 +431,7 @@ def test_expected_tiles_matches_the_binomial_sum():
 def test_expert_tile_flops_of_the_seed_moe(moe, dense):
     """Qwen3.6 35B-A3B, 512 tokens on CUDA: 16 rows in 128-column tiles, so the tiles compute
     8 times the experts' useful FLOPs (F_pad = 7 x F_x); a CPU pads nothing, nor a dense model."""
-    from tokenwalk.costs.timing import expert_padded_rows, expert_tile_flops
+    from tokenwalk.timing.passes import expert_padded_rows, expert_tile_flops
 
     w = pass_work(moe, 512, 0, n_logits=0)
     assert expert_padded_rows(512, 256, 8, "cuda") == pytest.approx(128.0, rel=1e-6)
@@ -455,7 +456,7 @@ def test_a_recurrent_layer_pays_the_fixed_cost_twice_where_the_graph_was_never_m
     count 70; a short-conv layer (LFM2) counts once."""
     from dataclasses import replace
 
-    from tokenwalk.costs.timing import RECURRENT_LAYER_OVERHEAD, pass_time, pass_work
+    from tokenwalk.timing.passes import RECURRENT_LAYER_OVERHEAD, pass_time, pass_work
 
     hybrid = replace(load_model("qwen3.6-35b-a3b", "Q4_K_M").model, layer_nodes=None)
     w = pass_work(hybrid, 1, 1024)
@@ -474,7 +475,7 @@ def test_the_fixed_cost_counts_llama_cpps_graph_nodes(laptop):
     """A layer counts its model's llama.cpp graph nodes per layer over a llama layer's
     (data/graph_nodes.yaml, measured with llama-fit-params): Qwen3.6-35B-A3B's 3,787 nodes for
     40 layers, Llama 3.1 8B's 998 for 32, Gemma 4 26B-A4B's 2,644 for 30."""
-    from tokenwalk.costs.timing import LLAMA_LAYER_NODES, pass_time, pass_work
+    from tokenwalk.timing.passes import LLAMA_LAYER_NODES, pass_time, pass_work
 
     assert LLAMA_LAYER_NODES == pytest.approx(31.1875)
     for name, nodes in (
@@ -550,7 +551,7 @@ def test_the_graph_nodes_are_the_recorded_measurement():
 def test_the_head_is_its_own_tensor_or_the_tied_embedding():
     """head_tensors: Llama 3.1 8B's output.weight; Gemma 3's tied embedding table (no head
     of its own); head_params counts them."""
-    from tokenwalk.costs.timing import head_params, head_tensors
+    from tokenwalk.timing.passes import head_params, head_tensors
 
     llama = load_model("llama-3.1-8b", "Q4_K_M").model
     (head,) = head_tensors(llama)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tokenwalk.costs.timing import pass_time
 from tokenwalk.costs.trace import decode_seconds, trace_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import resolve_machine
+from tokenwalk.timing.passes import pass_time
 
 
 def test_decode_integral_matches_the_sum_of_steps(qwen2, machine):

@@ -6,9 +6,9 @@ import gc
 import weakref
 from dataclasses import replace
 
-from tokenwalk.costs.timing import expert_params, head_params
 from tokenwalk.costs.weights import active_params, per_model, tensor_read_fraction
 from tokenwalk.model.resolve import load_model
+from tokenwalk.timing.passes import expert_params, head_params
 
 
 def test_remembered_sums_are_each_models_own():

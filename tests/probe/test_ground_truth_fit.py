@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tokenwalk.calibrate import calibrate_machine, read_llama_bench
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 from tokenwalk.probe import recorded_cpu_entry
+from tokenwalk.timing.calibrate import calibrate_machine, read_llama_bench
 
 DATA = Path(__file__).parents[1] / "data" / "cpu-ground-truth"
 BENCH_FILES = sorted(DATA.glob("*.t[0-9]*.json"))

@@ -18,10 +18,10 @@ from tokenwalk.costs.serve import ServeReport
 from tokenwalk.costs.size import SizeReport
 from tokenwalk.costs.spec import SpecReport
 from tokenwalk.costs.sweep import SweepColumn, SweepReport, SweepRow
-from tokenwalk.costs.timing import DecodeReport, PrefillReport
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.render import charts
 from tokenwalk.render.fmt import human_bytes, rate
+from tokenwalk.timing.passes import DecodeReport, PrefillReport
 
 WIDTHS = (60, 80, 120)
 ESC = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -250,10 +250,10 @@ def test_sweep_explains_its_first_and_last_run():
     from rich.console import Console
 
     from tokenwalk.costs.sweep import SweepReport, SweepRow
-    from tokenwalk.costs.timing import decode_report
     from tokenwalk.machine import resolve_machine
     from tokenwalk.model.resolve import load_model
-    from tokenwalk.render.explain import explain_sweep_report
+    from tokenwalk.render.explain.compare import explain_sweep_report
+    from tokenwalk.timing.passes import decode_report
 
     model = load_model("qwen3-0.6b", "Q4_K_M").model
     machine = resolve_machine("rtx-4090")
@@ -288,7 +288,7 @@ def test_sweep_explains_its_first_and_last_run():
 # a break before "+" carried words over that, with the next word, no longer fit
 @example(words=["max(c,", "+", "(a", "12.3\u00a0GB/s", "aaaaaaaa", "aaaaaaaa"], width=40)
 def test_wrap_keeps_every_word_and_the_width(words, width):
-    from tokenwalk.render.explain import _wrap
+    from tokenwalk.render.explain.steps import _wrap
 
     lines = _wrap("name = ", " ".join(words), 9, width)
     joined = " ".join(x.strip() for x in lines).removeprefix("name = ")

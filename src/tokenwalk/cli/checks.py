@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from tokenwalk.cli.app import respond, warn
 
 if TYPE_CHECKING:
-    from tokenwalk.accuracy import ExpectedError
     from tokenwalk.costs.budget import MemoryFit
     from tokenwalk.costs.split import Setup
     from tokenwalk.machine import Machine
     from tokenwalk.model.model import Model
     from tokenwalk.system import Offload, System, SystemSpec
+    from tokenwalk.timing.accuracy import ExpectedError
 
 __all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system", "typical_error"]
 
@@ -22,8 +22,8 @@ __all__ = ["system_bytes", "fit_on", "system_fit", "answer", "on_system", "typic
 def typical_error(system: System, setup: Setup | None, phase: str) -> ExpectedError | None:
     """The error to expect of a `phase` estimate where one device runs the whole pass (one
     pool of memory, or one card holding the whole model): its class's, from published runs
-    (`tokenwalk.accuracy`). None for a model split over devices, whose runs are too few."""
-    from tokenwalk.accuracy import expected_error
+    (`tokenwalk.timing.accuracy`). None for a model split over devices, whose runs are too few."""
+    from tokenwalk.timing.accuracy import expected_error
 
     if setup is not None and not setup.one_card:
         return None

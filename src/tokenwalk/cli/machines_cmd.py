@@ -48,8 +48,9 @@ def machine_rows(query: str | None = None, machines_file: str | None = None) -> 
     """Catalogue and user machines whose slug, name, kind or backend contains `query`."""
     from tokenwalk.catalog import MEMORY_UNIT_BY_KIND, load_machines_checked
     from tokenwalk.cli.app import warn
-    from tokenwalk.costs.timing import compute_fit
-    from tokenwalk.machine import entry_efficiency, user_machine_files
+    from tokenwalk.machine import user_machine_files
+    from tokenwalk.timing.efficiency import entry_efficiency
+    from tokenwalk.timing.passes import compute_fit
 
     entries, broken = load_machines_checked(user_machine_files(machines_file))
     for err in broken.values():  # left out, each with every mistake it has
@@ -234,12 +235,16 @@ def _explain(kind: str, obj: object, console: object) -> None:
 
     if not current().explain:
         return
-    from tokenwalk.render import explain
+    from tokenwalk.render.explain.machines import (
+        explain_defaults_fit,
+        explain_machine_fit,
+        explain_machines,
+    )
 
     fn = {
-        "machines": explain.explain_machines,
-        "defaults": explain.explain_defaults_fit,
-        "machine fit": explain.explain_machine_fit,
+        "machines": explain_machines,
+        "defaults": explain_defaults_fit,
+        "machine fit": explain_machine_fit,
     }[kind]
     fn(obj, console)  # type: ignore[operator]
 
@@ -336,10 +341,10 @@ def calibrate(
 
 
 def _refit_defaults(write: bool, json: bool) -> None:
-    from tokenwalk.calibrate import defaults_target, fit_defaults, timing_yaml
     from tokenwalk.cli.output import current
     from tokenwalk.cli.progress import StepProgress
-    from tokenwalk.machine import timing_defaults
+    from tokenwalk.timing.calibrate import defaults_target, fit_defaults, timing_yaml
+    from tokenwalk.timing.efficiency import timing_defaults
 
     path = defaults_target() if write else None  # refused before the fit, not after
     with StepProgress(enabled=not (json or current().for_scripts)) as progress:
@@ -401,8 +406,8 @@ def _calibrate_one(
     json: bool,
     note: str | None = None,
 ) -> None:
-    from tokenwalk.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
     from tokenwalk.machine import resolve_machine, user_machines_path
+    from tokenwalk.timing.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
 
     existing = machines_file if machines_file and Path(machines_file).exists() else None
     m = resolve_machine(name, tflops=tflops, machines_file=existing)  # the file may be new

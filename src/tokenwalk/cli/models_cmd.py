@@ -309,7 +309,7 @@ def _explain(rows: list[CatalogueRow], quant: str, console: object) -> None:
         return
     from tokenwalk.costs.size import size_report
     from tokenwalk.model.resolve import load_model
-    from tokenwalk.render.explain import explain_catalogue
+    from tokenwalk.render.explain.size import explain_catalogue
 
     first = next((r for r in rows if not r.error), None)
     example = size_report(load_model(first.slug, quant).model) if first else None

@@ -415,8 +415,8 @@ def spec(
     """When speculative decoding pays: tokens per round, round time, speedup, break-even
     acceptance rate, the experts a verify pass wakes, and a table over alpha and gamma."""
     from tokenwalk.costs.spec import mtp_draft_model, spec_report
-    from tokenwalk.costs.timing import pass_time
     from tokenwalk.costs.workload import check_workload, context_warnings
+    from tokenwalk.timing.passes import pass_time
 
     if draft and mtp:
         raise InputError("give either --draft MODEL or --mtp, not both")

@@ -90,6 +90,6 @@ def probe(
     from tokenwalk.cli.output import current
 
     if current().explain:
-        from tokenwalk.render.explain import explain_probe
+        from tokenwalk.render.explain.machines import explain_probe
 
         explain_probe(report, stdout_console())

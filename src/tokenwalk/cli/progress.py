@@ -25,7 +25,7 @@ def _stderr_console() -> Any:
 
 
 class StepProgress:
-    """A `tokenwalk.calibrate.Progress` callback drawn with Rich on stderr; use it as a
+    """A `tokenwalk.timing.calibrate.Progress` callback drawn with Rich on stderr; use it as a
     context manager so that the bar is taken down however the computation ends."""
 
     def __init__(self, *, enabled: bool = True) -> None:

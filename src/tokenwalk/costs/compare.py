@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.budget import (
     SHARED_MEMORY_KINDS,
     BudgetReport,
@@ -34,7 +33,6 @@ from tokenwalk.costs.budget import (
     loaded_weight_bytes,
 )
 from tokenwalk.costs.energy import EnergyCost, Price, system_power, trace_energy
-from tokenwalk.costs.timing import DecodeReport, PrefillReport, decode_report, prefill_report
 from tokenwalk.costs.trace import SessionReport, TraceReport, session_report, trace_report
 from tokenwalk.costs.workload import (
     context_warnings,
@@ -44,6 +42,8 @@ from tokenwalk.costs.workload import (
 from tokenwalk.errors import InputError
 from tokenwalk.model.model import Model
 from tokenwalk.system import Offload, System, held_bytes
+from tokenwalk.timing.accuracy import ExpectedError
+from tokenwalk.timing.passes import DecodeReport, PrefillReport, decode_report, prefill_report
 from tokenwalk.units import Bytes, Count
 
 if TYPE_CHECKING:
@@ -377,7 +377,7 @@ class CompareRow(BaseModel):
     total_s: float  # the whole request: prompt and output
     energy: EnergyCost  # of the whole request, as `trace` counts it; its price where given
     warnings: list[str]
-    # the error to expect of ttft_s and tok_s (tokenwalk.accuracy): one device only
+    # the error to expect of ttft_s and tok_s (tokenwalk.timing.accuracy): one device only
     prefill_error: ExpectedError | None = None
     decode_error: ExpectedError | None = None
 

@@ -24,7 +24,7 @@ Memory per device = weights placed there + KV of its layers + recurrent state + 
 buffer (`compute_buffer_bytes`).
 
 Time of a pass (`system_pass`): the model's parts run one after another, each on its device at
-that device's rates and fitted efficiencies (`timing.pass_seconds`): GPU parts at VRAM speed,
+that device's rates and fitted efficiencies (`passes.pass_seconds`): GPU parts at VRAM speed,
 RAM-resident weights on the CPU at RAM speed; every change of device moves the hidden state,
 n_embd x tokens x 4 bytes, over the link. A micro-batch of 32 tokens or more copies the
 RAM-resident weights it uses over the link and multiplies them on the GPU (op offload), while
@@ -49,13 +49,6 @@ from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.command import Arg, blocks_regex, command_line
 from tokenwalk.costs.kv import context_cells, kv_bytes_per_cell, sliding_cells
-from tokenwalk.costs.timing import (
-    DevicePart,
-    PassWork,
-    RpcLink,
-    pass_cost,
-    pass_work,
-)
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.costs.workload import largest_that_fits
 from tokenwalk.errors import InputError
@@ -63,6 +56,13 @@ from tokenwalk.machine import Machine
 from tokenwalk.model.layers import Attention, Ffn, Layer
 from tokenwalk.model.model import Model, Role, Tensor
 from tokenwalk.system import Offload, System
+from tokenwalk.timing.passes import (
+    DevicePart,
+    PassWork,
+    RpcLink,
+    pass_cost,
+    pass_work,
+)
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -1054,7 +1054,7 @@ def tensor_parallel_machine(system: System) -> Machine:
 
 def _cost(work: PassWork, m: Machine) -> tuple[float, float, float, float, str, float]:
     """(time, memory, compute, overhead, bound, routed experts' share of compute) of a part on
-    its device (`timing.pass_cost`)."""
+    its device (`passes.pass_cost`)."""
     c = pass_cost(work, m)
     return c.time_s, c.memory_s, c.compute_s, c.overhead_s, c.bound, c.expert_s
 

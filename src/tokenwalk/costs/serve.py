@@ -8,7 +8,7 @@ through the same pass model as decode and prefill (`costs.timing`):
               E (1 - (1 - k/E)^B) per layer, as a speculative verification counts them)
     KV        sum over sequences of the cells each one's query reads at its own depth c_i
     F         2 x P_active x B + sum_i A(1, c_i)      (the rows term: B rows per product)
-    t(B)      max(memory, compute) + L x overhead     (`timing.pass_cost`)
+    t(B)      max(memory, compute) + L x overhead     (`passes.pass_cost`)
               + (B - 1) x H x c_seq                    (H attention heads; `PoolPricer`)
 
 (c_seq: what each sequence beyond the first costs a GPU on its own, SEQUENCE_HEAD_S), so
@@ -39,7 +39,13 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from tokenwalk.costs.kv import kv_bytes, state_bytes
-from tokenwalk.costs.timing import (
+from tokenwalk.costs.vllm import VllmMemory
+from tokenwalk.costs.weights import per_model
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine
+from tokenwalk.model.layers import Attention
+from tokenwalk.model.model import Model
+from tokenwalk.timing.passes import (
     DEFAULT_UBATCH,
     READING_TOK_S,
     PassWork,
@@ -50,12 +56,6 @@ from tokenwalk.costs.timing import (
     recurrent_flops,
     state_traffic_bytes,
 )
-from tokenwalk.costs.vllm import VllmMemory
-from tokenwalk.costs.weights import per_model
-from tokenwalk.errors import InputError
-from tokenwalk.machine import Machine
-from tokenwalk.model.layers import Attention
-from tokenwalk.model.model import Model
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -153,7 +153,7 @@ def batch_work(
 
     `n_logits` defaults to every token (decoding). `cells_in_use` (a unified cache, `-kvu`):
     every query attends to all the cells of the cache in use, and the micro-batch reads them
-    once. One sequence at depth c equals `timing.pass_work(model, n, c)`; B at one depth equal
+    once. One sequence at depth c equals `passes.pass_work(model, n, c)`; B at one depth equal
     it with `streams=B`."""
     if not seqs:
         raise InputError("a micro-batch needs at least one sequence")
@@ -287,7 +287,7 @@ def attention_heads(model: Model) -> int:
 
 @dataclass
 class PoolPricer(Pricer):
-    """A model on one machine of one pool of memory: `batch_work`, then `timing.pass_cost`
+    """A model on one machine of one pool of memory: `batch_work`, then `passes.pass_cost`
     divided by an engine's `factor` (1: llama.cpp), and the fixed cost of every sequence
     beyond the first:
 

@@ -37,7 +37,20 @@ from tokenwalk.costs.offload import (
     system_pass,
     tensor_parallel_machine,
 )
-from tokenwalk.costs.timing import (
+from tokenwalk.costs.workload import (
+    check_workload,
+    default_context,
+    largest_context,
+    shortest_trained,
+    stream_warnings,
+)
+from tokenwalk.errors import InputError
+from tokenwalk.machine import Machine
+from tokenwalk.model.model import Model
+from tokenwalk.numbers import duration, size
+from tokenwalk.system import Offload, System, held_bytes
+from tokenwalk.timing.efficiency import Efficiency
+from tokenwalk.timing.passes import (
     DEFAULT_UBATCH,
     READING_TOK_S,
     ContextPoint,
@@ -55,18 +68,6 @@ from tokenwalk.costs.timing import (
     prefill_chunks,
     prefill_report,
 )
-from tokenwalk.costs.workload import (
-    check_workload,
-    default_context,
-    largest_context,
-    shortest_trained,
-    stream_warnings,
-)
-from tokenwalk.errors import InputError
-from tokenwalk.machine import Efficiency, Machine
-from tokenwalk.model.model import Model
-from tokenwalk.numbers import duration, size
-from tokenwalk.system import Offload, System, held_bytes
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -589,7 +590,7 @@ def _updated(report: R, **update: object) -> R:
 
 def _whole(setup: Setup, weights: float, kv: float, flops: float):  # noqa: ANN202
     """The one part of a model that sits whole on one card."""
-    from tokenwalk.costs.timing import DevicePart
+    from tokenwalk.timing.passes import DevicePart
 
     def part(time_s: float, bound: str) -> DevicePart:
         return DevicePart(
@@ -744,7 +745,7 @@ def split_prefill_report(
         )
     ttft = sum(x.time_s for x in chunks)
     tokens = prompt - cached
-    from tokenwalk.costs.timing import DevicePart
+    from tokenwalk.timing.passes import DevicePart
 
     parts = [
         DevicePart(

@@ -24,14 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import kv_stored_bytes, state_bytes
-from tokenwalk.costs.timing import PrefillReport, pass_time, prefill_report
 from tokenwalk.errors import InputError
 from tokenwalk.machine import Machine
 from tokenwalk.model.model import Model
 from tokenwalk.numbers import counted, duration, size
+from tokenwalk.timing.accuracy import ExpectedError
+from tokenwalk.timing.passes import PrefillReport, pass_time, prefill_report
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -89,7 +89,8 @@ class TraceReport(BaseModel):
     load_from: str  # where that rate comes from
     load_assumed: bool  # no source for it: an assumed NVMe SSD
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
-    # the error to expect of the prefill and decode times (tokenwalk.accuracy); one machine only
+    # the error to expect of the prefill and decode times (tokenwalk.timing.accuracy); one machine
+    # only
     prefill_error: ExpectedError | None = None
     decode_error: ExpectedError | None = None
 
@@ -326,7 +327,8 @@ class SessionReport(BaseModel):
     load_gbs: float
     load_from: str
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
-    # the error to expect of the prefill and decode times (tokenwalk.accuracy); one machine only
+    # the error to expect of the prefill and decode times (tokenwalk.timing.accuracy); one machine
+    # only
     prefill_error: ExpectedError | None = None
     decode_error: ExpectedError | None = None
 

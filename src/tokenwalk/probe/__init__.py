@@ -85,7 +85,7 @@ def machine_entry(
     tflops = round(m.gemm_gflops_all.median / 1000, 4)
     if gpu is not None:
         from tokenwalk.catalog import find_machine
-        from tokenwalk.machine import timing_defaults
+        from tokenwalk.timing.efficiency import timing_defaults
 
         base = find_machine(gpu.slug)
         entry = base.model_dump(

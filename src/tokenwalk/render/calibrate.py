@@ -6,11 +6,11 @@ from pathlib import Path
 
 from rich.console import Console, Group
 
-from tokenwalk.calibrate import DefaultsFit, ErrorStats, MachineFit
-from tokenwalk.costs.timing import experts_at_dense_rate
 from tokenwalk.render.fmt import seconds
 from tokenwalk.render.layout import FitTable, left_out_note
 from tokenwalk.render.safe import safe_markup, safe_text
+from tokenwalk.timing.calibrate import DefaultsFit, ErrorStats, MachineFit
+from tokenwalk.timing.passes import experts_at_dense_rate
 
 __all__ = ["render_defaults", "render_machine_fit"]
 

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from tokenwalk.costs.size import SizeReport
     from tokenwalk.costs.spec import SpecReport
     from tokenwalk.costs.sweep import SweepReport
-    from tokenwalk.costs.timing import DecodeReport, PrefillReport
     from tokenwalk.costs.trace import SessionReport, TraceReport
+    from tokenwalk.timing.passes import DecodeReport, PrefillReport
 
 __all__ = [
     "chart_decode_report",

@@ -14,7 +14,6 @@ from rich.text import Text
 
 from tokenwalk.costs.budget import BudgetReport
 from tokenwalk.costs.spec import SpecReport
-from tokenwalk.costs.timing import MATVEC_MAX_BATCH
 from tokenwalk.costs.trace import TraceReport
 from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import NBSP, capacity, count, human_bytes, pct, rate, seconds
@@ -29,6 +28,7 @@ from tokenwalk.render.layout import (
 )
 from tokenwalk.render.safe import safe_markup, safe_text
 from tokenwalk.render.timing import error_note
+from tokenwalk.timing.passes import MATVEC_MAX_BATCH
 
 _VERDICT_STYLE = {
     "fits with room": "bold green",

@@ -201,7 +201,8 @@ def compare_rows(report: Any) -> list[dict[str, Any]]:
 
 def _error_cells(phase: str, e: Any) -> dict[str, Cell]:
     """A quoted typical error as cells: the group it is of, the median on devices of the group
-    never measured, and in sample where the machine's fit is its own (`tokenwalk.accuracy`)."""
+    never measured, and in sample where the machine's fit is its own
+    (`tokenwalk.timing.accuracy`)."""
     return {
         f"{phase}_error_group": e.group if e is not None else None,
         f"{phase}_error_pct": e.cross_validated.median_pct if e is not None else None,

@@ -5,16 +5,6 @@ from __future__ import annotations
 from rich.console import Console, Group
 from rich.text import Text
 
-from tokenwalk.accuracy import ExpectedError
-from tokenwalk.costs.timing import (
-    MATVEC_MAX_BATCH,
-    DecodeReport,
-    PrefillReport,
-    RpcLink,
-    SplitInfo,
-    cpu_matvec_kernels,
-)
-from tokenwalk.machine import Efficiency
 from tokenwalk.numbers import counted
 from tokenwalk.render.fmt import (
     count,
@@ -28,6 +18,16 @@ from tokenwalk.render.fmt import (
 )
 from tokenwalk.render.layout import Facts, FitTable, Whole, marker, note_lines, title_of
 from tokenwalk.render.safe import safe_markup, visible
+from tokenwalk.timing.accuracy import ExpectedError
+from tokenwalk.timing.efficiency import Efficiency
+from tokenwalk.timing.passes import (
+    MATVEC_MAX_BATCH,
+    DecodeReport,
+    PrefillReport,
+    RpcLink,
+    SplitInfo,
+    cpu_matvec_kernels,
+)
 
 __all__ = [
     "render_decode",

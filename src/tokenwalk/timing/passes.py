@@ -34,7 +34,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.accuracy import ExpectedError
 from tokenwalk.costs.energy import EnergyCost
 from tokenwalk.costs.kv import context_points, kv_bytes_per_cell, kv_element_bytes, state_bytes
 from tokenwalk.costs.weights import (
@@ -46,9 +45,11 @@ from tokenwalk.costs.weights import (
     weight_bytes_read,
 )
 from tokenwalk.errors import InputError
-from tokenwalk.machine import Efficiency, Machine
+from tokenwalk.machine import Machine
 from tokenwalk.model.layers import Attention, Layer
 from tokenwalk.model.model import Model, Role, Tensor
+from tokenwalk.timing.accuracy import ExpectedError
+from tokenwalk.timing.efficiency import Efficiency
 from tokenwalk.units import Bytes
 
 __all__ = [
@@ -389,7 +390,7 @@ def expert_tile_flops(model: Model, n_tokens: int, backend: str) -> float:
     Qwen3.6 35B-A3B at n = 512 on CUDA: an expert's 16 rows fill 12.5% of its 128-column
     tile, so its products compute 8 times their useful FLOPs (F_pad = 7 x F_x). FLOP.
     Not part of the shipped time of a pass: cross-validation keeps it out (the "tiles"
-    variant of `tokenwalk.calibrate`, docs/timing-model.md)."""
+    variant of `tokenwalk.timing.calibrate`, docs/timing-model.md)."""
     spec = model.spec
     if not spec.n_expert:
         return 0.0
@@ -905,7 +906,7 @@ class DecodeReport(_OnMachine):
     by_context: list[ContextPoint] = []  # the same step at other contexts (`context_points`)
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
-    # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
+    # the error to expect, from published runs (tokenwalk.timing.accuracy); on one machine only
     decode_error: ExpectedError | None = None
 
 
@@ -1054,7 +1055,7 @@ class PrefillReport(_OnMachine):
     chunks: list[PrefillChunk]
     split: SplitInfo | None = None  # a model split over cards and host
     energy: EnergyCost | None = None  # power x time, and its price (costs.energy)
-    # the error to expect, from published runs (tokenwalk.accuracy); on one machine only
+    # the error to expect, from published runs (tokenwalk.timing.accuracy); on one machine only
     prefill_error: ExpectedError | None = None
 
     def experts_fit(self) -> Efficiency:

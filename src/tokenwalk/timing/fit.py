@@ -2,7 +2,7 @@
 
 An observation is a measured tok/s and the passes that produced it (bytes B, matrix FLOPs F,
 row FLOPs R = sum F_i / rows_i, and the layers L its fixed cost counts, of each, from
-`tokenwalk.costs.timing.pass_work`: `PassWork.overhead_layers`).
+`tokenwalk.timing.passes.pass_work`: `PassWork.overhead_layers`).
 For parameters x = (ln eff_bw, ln eff_compute, ln overhead_per_layer_s, ln rows_half,
 ln eff_experts) the prediction is
 
@@ -13,7 +13,7 @@ ln eff_experts) the prediction is
 with F_x and R_x the routed experts' part of F and R (0 on a cpu backend, whose experts run
 the dense kernels), plus min(B / (BW e_bw), U x C) where a share U of the compute does not
 hide under the read (U = 1 in a CPU's decoding step, where the two add;
-`timing.unhidden_share`).
+`passes.unhidden_share`).
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tokenwalk.machine import FIT_LEVELS, Efficiency
+from tokenwalk.timing.efficiency import FIT_LEVELS, Efficiency
 
 __all__ = [
     "PARAMS",

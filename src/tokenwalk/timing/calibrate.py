@@ -1,6 +1,6 @@
 """Calibration: published runs (or a user's llama-bench JSON) -> fitted efficiencies.
 
-Two uses of one fit (`tokenwalk.fit`):
+Two uses of one fit (`tokenwalk.timing.fit`):
 - `fit_defaults()` refits the shipped defaults from `data/benchmarks.yaml`: the global
   parameters, one offset per group of each level (vendor, peak, backend, kind, kind/backend) and one
   per benchmarked machine, all at once, each pulled towards zero by its level's prior;
@@ -33,21 +33,17 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from tokenwalk.costs.timing import (
-    DEFAULT_UBATCH,
-    cpu_kernel_time,
-    expert_compute,
-    expert_tile_flops,
-    experts_at_dense_rate,
-    matrix_flops,
-    matrix_row_flops,
-    pass_work,
-    prefill_chunks,
-    unhidden_share,
-)
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
-from tokenwalk.fit import (
+from tokenwalk.model.model import Model
+from tokenwalk.timing.efficiency import (
+    FIT_LEVELS,
+    fit_keys,
+    machine_vendor,
+    peak_of,
+    timing_defaults,
+)
+from tokenwalk.timing.fit import (
     HUBER_DELTA,
     LEVELS,
     PARAMS,
@@ -59,8 +55,18 @@ from tokenwalk.fit import (
     fit_offset,
     predict_tok_s,
 )
-from tokenwalk.machine import FIT_LEVELS, fit_keys, machine_vendor, peak_of, timing_defaults
-from tokenwalk.model.model import Model
+from tokenwalk.timing.passes import (
+    DEFAULT_UBATCH,
+    cpu_kernel_time,
+    expert_compute,
+    expert_tile_flops,
+    experts_at_dense_rate,
+    matrix_flops,
+    matrix_row_flops,
+    pass_work,
+    prefill_chunks,
+    unhidden_share,
+)
 
 __all__ = [
     "DECODE_CTX_UNSTATED",
@@ -137,7 +143,7 @@ def _pass(
 ) -> tuple[tuple[float, float, float, float, float, float, float], float]:
     """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
-    `timing.pass_cost` counts it; U: the share of the compute that does not hide under the
+    `passes.pass_cost` counts it; U: the share of the compute that does not hide under the
     read, `unhidden_share`), and its F_pad (`expert_tile_flops`)."""
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
@@ -477,7 +483,7 @@ def _machine_keys(obs: Sequence[Observation], slug: str) -> dict[str, str]:
 def _checkout_root() -> Path | None:
     """The source checkout this tokenwalk runs from (an editable install or PYTHONPATH=src), or
     None for an installed package: the directory above src/ holding pyproject.toml and data/."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     if (root / "pyproject.toml").is_file() and (root / "data" / "timing.yaml").is_file():
         return root
     return None
@@ -494,7 +500,7 @@ def defaults_target() -> Path:
     if target is None or data_path("timing.yaml").resolve() != target.resolve():
         raise InputError(
             "--write-defaults updates data/timing.yaml in a source checkout, and this tokenwalk "
-            f"is an installed package ({Path(__file__).resolve().parent}); run it from a clone "
+            f"is an installed package ({Path(__file__).resolve().parents[1]}); run it from a clone "
             "of the repository (pip install -e .), or fit your own machine with "
             "`tokenwalk calibrate --machine NAME --from FILE`"
         )
