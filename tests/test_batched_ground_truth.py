@@ -45,7 +45,7 @@ def test_every_b_of_both_models_is_recorded():
         assert all(r["tg"] == 128 and r["n_threads"] == 2 and not r["is_pp_shared"] for r in rows)
 
 
-# Rows the pass model misses by more than 15% today (docs/serve.md, "How far to trust it"): a
+# Rows the pass model misses by more than 15% today (docs/serve.md, "CPU ground truth"): a
 # strict xfail each, so that a row which comes within the bar, or one more that leaves it, fails.
 MISSES = {
     ("SmolLM2-135M-Instruct.Q4_1", 128, 1),
