@@ -332,9 +332,20 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "placement": (
         None,
         "",
-        "llama.cpp flags that place the model so (-ngl, --cpu-moe, --n-cpu-moe, -ot, -ts)",
+        "llama.cpp flags that place the model so (-ngl, --cpu-moe, --n-cpu-moe, -ot, -ts), "
+        'shell-quoted; each model\'s, separated by "; "',
     ),
-    "gpu_share": (None, "share", "share of the weights a step reads that sit on a card"),
+    "placement_note": (
+        None,
+        "",
+        'what the -ot overrides keep where, in words ("" without any)',
+    ),
+    "gpu_share": (
+        None,
+        "share",
+        "share of the bytes a step reads that sit on a card (not the same as `split`: a step "
+        "reads only the experts it routes to)",
+    ),
     "parts": (
         None,
         "",
@@ -383,6 +394,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "upload_bytes": (None, B, "weights on the remote cards, sent once at load"),
     "upload_s": (None, S, "upload_bytes / link_gbs"),
     "remote": (None, "", "a card in another box, reached over RPC"),
+    "shared": (
+        None,
+        "",
+        "the host of a machine of one memory (its own CPU cores): its capacity is the GPU's, its "
+        "room what the GPU leaves (capacity - system - the GPU's used)",
+    ),
     "devices": (
         None,
         "",
@@ -843,6 +860,10 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "the machine entry --write stores, keys as in a machine file (null with --no-measure)",
     ),
     "fp16_vector_tflops": ("float | null", "TFLOPS", "FP16 rate of the shader ALUs"),
+    "int8_tops": ("float | null", "TOPS", "dense INT8 rate of the matrix units (not used yet)"),
+    "fp4_tflops": ("float | null", "TFLOPS", "dense FP4 rate (Blackwell; not used yet)"),
+    "int8_source": ("str | null", "", "where int8_tops and fp4_tflops come from"),
+    "benchmark_only": (None, "", "named by published runs only: never listed or answered for"),
     "cpu_bandwidth_gbs": ("float | null", "GB/s", "the CPU's read bandwidth, measured"),
     "written_to": ("str | null", "", "the machine file written (null: not written)"),
 }

@@ -299,7 +299,8 @@ def _vllm(
     from tokenwalk.system import Offload as _Offload
 
     card = sysm.first
-    if len(sysm.devices) > 1 or card.kind in ("cpu", "sbc") or offload != _Offload():
+    placed = offload != _Offload() and not offload.default  # a placement flag was given
+    if len(sysm.devices) > 1 or card.kind in ("cpu", "sbc") or placed:
         raise InputError("--engine vllm runs on one GPU: give one card, without placement flags")
     slots = int(common["slots"])  # type: ignore[call-overload]
     per_user = int(common["ctx_per_user"])  # type: ignore[call-overload]
