@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.errors import InputError, UnknownNameError
+from tokenwalk.errors import InputError
 from tokenwalk.timing.efficiency import (
     GPU_PEAKS,
     VENDORS,
@@ -304,10 +304,10 @@ def resolve_machine(
         extra = user_machine_files(machines_file)
         entry = find_machine(name, extra_files=extra) if extra else find_machine(name)
         if entry.benchmark_only:
-            raise UnknownNameError(
+            raise InputError(
                 f"'{entry.slug}' ({entry.name}) is only named by published runs: no source gives"
                 " its memory and bandwidth, so tokenwalk answers nothing for it; describe it in"
-                " a machine file of your own (docs/machines.md)"
+                f" a machine file of your own (docs/machines.md){_named_boards(entry.slug)}"
             )
         k = (kind or entry.kind).lower()
         b = (backend or entry.backend).lower()

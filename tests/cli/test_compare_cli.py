@@ -359,9 +359,10 @@ def test_budget_answers_what_system_budget_does_with_streams(capsys, machine):
 def test_memory_missing_reads_short_by_not_a_negative_size(capsys):
     from tokenwalk.cli import main
 
-    assert main(["compare", "llama-3.1-70b", "-m", "rtx-4090,apple-m4-max"]) == 0
+    # -ngl all: the whole model on the 4090, which cannot hold it (the default places it)
+    assert main(["compare", "llama-3.1-70b", "-m", "rtx-4090,apple-m4-max", "-ngl", "all"]) == 0
     out = capsys.readouterr().out
     assert "short by 18.5 GB" in out and "-18.5" not in out
-    assert main(["budget", "gpt-oss-120b", "-m", "rtx-4090"]) == 1
+    assert main(["budget", "gpt-oss-120b", "-m", "rtx-4090", "-ngl", "all"]) == 1
     out = capsys.readouterr().out
     assert "short by " in out and not re.search(r" -\d+\.\d+ GB", out)

@@ -80,7 +80,7 @@ def test_trace_notes_are_never_a_squeezed_column(views) -> None:
     for w in (60, 80):
         text = views["trace", w]
         assert "decode⁶" in text and "⁶ 299 steps, context 6,501 to 6,799" in text
-    assert "299 steps, context 6,501 to 6,799; a step reads 2.24 GB in 83 ms" in views["trace", 120]
+    assert "299 steps, context 6,501 to 6,799; a step reads 2.24 GB in 81 ms" in views["trace", 120]
 
 
 # names a user types (slugs, quants) appear whole at every width
