@@ -189,3 +189,12 @@ def test_without_the_text_extra_says_how_to_install(capsys, monkeypatch, model, 
     code, _, err = run(capsys, "tokens", model, "--chat", chat)
     assert code == 2 and "pip install tokenizers jinja2 " in err and "Traceback" not in err
     assert "tokenwalk[" not in err  # not a package on PyPI
+
+
+def test_a_cut_vocabulary_is_refused_in_one_line(capsys, doc: str) -> None:
+    # the fixture keeps 64 of Gemma 3's 262,144 tokens: it cannot spell English
+    gguf = str(FIXTURES / "gemma-3-270m-q4_k_m.header.gguf")
+    for argv in (["tokens", gguf, doc], ["trace", gguf, *LAPTOP, "--prompt-file", doc]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "vocabulary (64 tokens) cannot encode this text" in err and "Traceback" not in err

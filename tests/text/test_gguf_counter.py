@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ pytest.importorskip("jinja2")
 
 from vocabmake import VOCAB_DIR, read_vocab_file  # noqa: E402
 
+from tokenwalk.errors import InputError  # noqa: E402
 from tokenwalk.text.prompt import Chat, GgufCounter, count_prompt  # noqa: E402
 from tokenwalk.text.vocab import TokenizerError, Vocab, build_tokenizer  # noqa: E402
 
@@ -126,3 +128,24 @@ def test_gpt2_round_trips_any_text(gpt2: GgufCounter, text: str) -> None:
     ids = gpt2.encode(text, add_special=False, parse_special=False)
     assert len(ids) <= len(text.encode("utf-8"))  # a byte-level BPE never exceeds the bytes
     assert gpt2.tokenizer.decode(ids, skip_special_tokens=False) == text
+
+
+CUT_SPM = Path(__file__).parents[1] / "fixtures" / "gemma-3-270m-q4_k_m.header.gguf"
+
+
+@pytest.mark.parametrize("which", ["spm", "gpt2"])
+def test_a_vocabulary_that_cannot_encode_the_text_is_refused(gpt2: GgufCounter, which) -> None:
+    """A token list cut short (the fixture keeps 64 of Gemma 3's 262,144 tokens) turns English
+    into one unknown token (SentencePiece) or drops the letters it lacks (BPE): refused, not
+    counted as a handful of tokens."""
+    if which == "spm":
+        counter = GgufCounter(Vocab.from_metadata(read_vocab_file(CUT_SPM).metadata))
+    else:
+        v = gpt2.vocab
+        counter = GgufCounter(replace(v, tokens=v.tokens[:64], token_type=None))
+    text = "The patient was seen on Monday and again on Friday. " * 2000
+    with pytest.raises(InputError, match=r"vocabulary \(64 tokens\) cannot encode this text"):
+        count_prompt(counter, model="m", text=text, source="doc.txt")
+    chat = Chat([{"role": "user", "content": text}])
+    with pytest.raises(InputError, match="cannot encode"):
+        count_prompt(counter, model="m", chat=chat, source="c.json")
