@@ -450,7 +450,8 @@ def count_prompt(
             id(m): len(counter.encode(m["content"], add_special=False, parse_special=False))
             for m in chat.messages
         }
-        prev: list[int] = []
+        prev: list[int] = []  # what the previous call left in the cache: its prompt and reply
+        prev_text, prev_reply = "", 0  # with a template: its rendered prompt, its reply's tokens
         for n, end in enumerate(ends):
             sent = Chat(sent_messages(chat.messages, end), chat.tools)
             if counter.has_template:
@@ -477,6 +478,13 @@ def count_prompt(
                 out_ids = [_placeholder(reply)] * len(out_ids)
             # an estimate's ids are placeholders: the prefix is then the previous call whole
             cached = _common_prefix(ids, prev)
+            if counter.has_template and cached == len(prev) and prev_reply:
+                # the reply is cached as the model wrote it: when this call renders the previous
+                # prompt unchanged and the reply right after it, its tokens (as this call reads
+                # them) are in the cache too, as they are for the estimate
+                rest = rendered[len(prev_text) :] if rendered.startswith(prev_text) else ""
+                if rest.lstrip().startswith(chat.messages[ends[n - 1] + 1]["content"].strip()):
+                    cached += prev_reply
             if cached >= len(ids):  # a call always computes at least its last token
                 cached = len(ids) - 1
             calls.append(
@@ -489,7 +497,10 @@ def count_prompt(
                     template_tokens=len(ids) - text_tok,
                 )
             )
-            prev = ids + out_ids
+            if counter.has_template:
+                prev, prev_text, prev_reply = ids, rendered, len(out_ids)
+            else:
+                prev = ids + out_ids
         last = calls[-1]
         tokens = last.prompt_tokens
         template_tokens = last.template_tokens
