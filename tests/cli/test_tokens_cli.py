@@ -189,3 +189,31 @@ def test_without_the_text_extra_says_how_to_install(capsys, monkeypatch, model, 
     code, _, err = run(capsys, "tokens", model, "--chat", chat)
     assert code == 2 and "pip install tokenizers jinja2 " in err and "Traceback" not in err
     assert "tokenwalk[" not in err  # not a package on PyPI
+
+
+def test_trace_chat_caches_the_reply_with_a_real_tokenizer(capsys, monkeypatch, tmp_path) -> None:
+    """Phi-3's vocabulary and template: the second call reuses the first call's prompt and the
+    reply the model wrote, as the estimate does (docs/prompts.md)."""
+    monkeypatch.setattr("tokenwalk.text.source._hub_counter", lambda repo: None)
+    gguf = model_with_vocab(
+        FIXTURES / "deepseek-r1-distill-qwen-7b-q4_k_m.header.gguf",
+        VOCAB_DIR / "ggml-vocab-phi-3.gguf",
+        tmp_path / "phi3vocab.gguf",
+    )
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(CHAT))
+    for ref in (str(gguf), "qwen3.6-35b-a3b"):
+        argv = ["trace", ref, *LAPTOP, "--chat", str(chat), "--output", "50", "--json"]
+        code, out, err = run(capsys, *argv)
+        assert code == 0, err
+        one, two = json.loads(out)["calls"]
+        assert two["cached_tokens"] == one["prompt_tokens"] + one["output_tokens"] - 1, ref
+
+
+def test_a_cut_vocabulary_is_refused_in_one_line(capsys, doc: str) -> None:
+    # the fixture keeps 64 of Gemma 3's 262,144 tokens: it cannot spell English
+    gguf = str(FIXTURES / "gemma-3-270m-q4_k_m.header.gguf")
+    for argv in (["tokens", gguf, doc], ["trace", gguf, *LAPTOP, "--prompt-file", doc]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "vocabulary (64 tokens) cannot encode this text" in err and "Traceback" not in err

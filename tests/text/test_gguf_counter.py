@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +14,8 @@ pytest.importorskip("jinja2")
 
 from vocabmake import VOCAB_DIR, read_vocab_file  # noqa: E402
 
-from tokenwalk.text.prompt import Chat, GgufCounter, count_prompt  # noqa: E402
+from tokenwalk.errors import InputError  # noqa: E402
+from tokenwalk.text.prompt import Chat, EstimateCounter, GgufCounter, count_prompt  # noqa: E402
 from tokenwalk.text.vocab import TokenizerError, Vocab, build_tokenizer  # noqa: E402
 
 CHATML = (
@@ -91,9 +93,8 @@ def test_conversation_reuses_prefix_and_recomputes_after_system_change(spm: Gguf
     r = count_prompt(counter, model="m", chat=chat, source="c.json")
     one, two, three = r.calls
     assert one.cached_tokens == 0 and one.output_tokens > 1
-    # an appended question: the previous prompt is reused; the reply as the template renders it
-    # need not be tokenized as the model wrote it (here "▁Five" alone, "Five" after a newline),
-    # and the cache is reused up to the first difference, as llama.cpp's is
+    # an appended question: the previous prompt is reused, and the reply the model wrote
+    # after it (as the estimate's is; see test_the_reply_is_cached_as_the_estimate_caches_it)
     assert two.cached_tokens >= one.prompt_tokens
     assert two.prompt_tokens - two.cached_tokens < 60  # ChatML markers are text for Phi-3
     # a changed system prompt goes first: all of it is computed again
@@ -126,3 +127,42 @@ def test_gpt2_round_trips_any_text(gpt2: GgufCounter, text: str) -> None:
     ids = gpt2.encode(text, add_special=False, parse_special=False)
     assert len(ids) <= len(text.encode("utf-8"))  # a byte-level BPE never exceeds the bytes
     assert gpt2.tokenizer.decode(ids, skip_special_tokens=False) == text
+
+
+CUT_SPM = Path(__file__).parents[1] / "fixtures" / "gemma-3-270m-q4_k_m.header.gguf"
+
+
+@pytest.mark.parametrize("which", ["spm", "gpt2"])
+def test_a_vocabulary_that_cannot_encode_the_text_is_refused(gpt2: GgufCounter, which) -> None:
+    """A token list cut short (the fixture keeps 64 of Gemma 3's 262,144 tokens) turns English
+    into one unknown token (SentencePiece) or drops the letters it lacks (BPE): refused, not
+    counted as a handful of tokens."""
+    if which == "spm":
+        counter = GgufCounter(Vocab.from_metadata(read_vocab_file(CUT_SPM).metadata))
+    else:
+        v = gpt2.vocab
+        counter = GgufCounter(replace(v, tokens=v.tokens[:64], token_type=None))
+    text = "The patient was seen on Monday and again on Friday. " * 2000
+    with pytest.raises(InputError, match=r"vocabulary \(64 tokens\) cannot encode this text"):
+        count_prompt(counter, model="m", text=text, source="doc.txt")
+    chat = Chat([{"role": "user", "content": text}])
+    with pytest.raises(InputError, match="cannot encode"):
+        count_prompt(counter, model="m", chat=chat, source="c.json")
+
+
+def test_the_reply_is_cached_as_the_estimate_caches_it(spm: GgufCounter) -> None:
+    """Phi-3's own template: the second call finds the first call's prompt and the reply the
+    model wrote in the cache, as the estimate does, though the reply alone tokenizes with a
+    leading '▁' that it does not have after the template's newline."""
+    chat = Chat(
+        [
+            {"role": "user", "content": "What is the usual adult dose of this medicine?"},
+            {"role": "assistant", "content": "Five milligrams twice a day, with food."},
+            {"role": "user", "content": "And for children?"},
+        ]
+    )
+    for counter in (spm, EstimateCounter("no tokenizer")):
+        one, two = count_prompt(counter, model="m", chat=chat, source="c.json").calls
+        assert one.output_tokens > 5
+        # output_tokens counts the end-of-turn token, which is sampled but never decoded
+        assert two.cached_tokens == one.prompt_tokens + one.output_tokens - 1, counter.name

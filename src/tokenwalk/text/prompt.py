@@ -211,6 +211,8 @@ class GgufCounter:
         tok = self.tokenizer
         tok.encode_special_tokens = not parse_special
         ids: list[int] = tok.encode(text, add_special_tokens=False).ids if text else []
+        if not parse_special:
+            self._check_spelled(text, ids)
         v = self.vocab
         if add_special:
             if v.add_bos and v.bos_id is not None:
@@ -218,6 +220,28 @@ class GgufCounter:
             if v.add_eos and v.eos_id is not None:
                 ids.append(v.eos_id)
         return ids
+
+    def _check_spelled(self, text: str, ids: list[int]) -> None:
+        """Refuse a vocabulary that cannot encode `text`: its tokens must spell the text back.
+
+        A complete vocabulary always can: byte-level BPE has a token for every byte, and
+        SentencePiece and Gemma 4's BPE fall back to the 256 ``<0xNN>`` tokens. A vocabulary
+        that lacks them (a token list cut short, a file put together from parts) turns what it
+        cannot spell into one unknown token or drops it, and the count would be silently absurd
+        (2.25 MB of English as 2 tokens). The decoded tokens may differ from the text by the
+        space SentencePiece puts in front, so a shortfall of more than 1% is the rule."""
+        if not text:
+            return
+        spelled = len(self.tokenizer.decode(ids, skip_special_tokens=False))
+        if spelled >= 0.99 * len(text):
+            return
+        n = len(ids)
+        raise InputError(
+            f"the model's vocabulary ({len(self.vocab.tokens):,} tokens) cannot encode this "
+            f"text: the {n:,} token{'' if n == 1 else 's'} it makes spell {spelled:,} of its "
+            f"{len(text):,} characters (the file's token list is incomplete). Give a GGUF that "
+            "holds the model's whole vocabulary, or the length with --prompt N"
+        )
 
     def render(self, chat: Chat, *, add_generation_prompt: bool = True) -> str:
         from tokenwalk.text.template import render_chat
@@ -426,7 +450,8 @@ def count_prompt(
             id(m): len(counter.encode(m["content"], add_special=False, parse_special=False))
             for m in chat.messages
         }
-        prev: list[int] = []
+        prev: list[int] = []  # what the previous call left in the cache: its prompt and reply
+        prev_text, prev_reply = "", 0  # with a template: its rendered prompt, its reply's tokens
         for n, end in enumerate(ends):
             sent = Chat(sent_messages(chat.messages, end), chat.tools)
             if counter.has_template:
@@ -453,6 +478,13 @@ def count_prompt(
                 out_ids = [_placeholder(reply)] * len(out_ids)
             # an estimate's ids are placeholders: the prefix is then the previous call whole
             cached = _common_prefix(ids, prev)
+            if counter.has_template and cached == len(prev) and prev_reply:
+                # the reply is cached as the model wrote it: when this call renders the previous
+                # prompt unchanged and the reply right after it, its tokens (as this call reads
+                # them) are in the cache too, as they are for the estimate
+                rest = rendered[len(prev_text) :] if rendered.startswith(prev_text) else ""
+                if rest.lstrip().startswith(chat.messages[ends[n - 1] + 1]["content"].strip()):
+                    cached += prev_reply
             if cached >= len(ids):  # a call always computes at least its last token
                 cached = len(ids) - 1
             calls.append(
@@ -465,7 +497,10 @@ def count_prompt(
                     template_tokens=len(ids) - text_tok,
                 )
             )
-            prev = ids + out_ids
+            if counter.has_template:
+                prev, prev_text, prev_reply = ids, rendered, len(out_ids)
+            else:
+                prev = ids + out_ids
         last = calls[-1]
         tokens = last.prompt_tokens
         template_tokens = last.template_tokens
