@@ -96,3 +96,36 @@ def test_bad_numbers_are_input_errors(qwen2):
 def test_beyond_max_context_warns(qwen2):
     r = kv_report(qwen2, 200_000)
     assert any("beyond its trained maximum" in w for w in r.warnings)
+
+
+def test_swa_full_gives_sliding_layers_the_cache_of_a_full_layer():
+    """llama.cpp --swa-full (llama-kv-cache-iswa.cpp: size_swa = size_base): gemma-3-12b at
+    32k holds what the same model without sliding windows holds, every layer full."""
+    from dataclasses import replace
+
+    from tokenwalk.model.model import Model
+
+    gemma = load_model("gemma-3-12b").model
+    windowless = replace(gemma.spec, n_swa=0, is_swa=())
+    every_full = Model.from_parts(
+        gemma.name,
+        windowless,
+        [t.info for t in gemma.tensors],
+        file_bytes=gemma.file_bytes,
+        file_bytes_exact=False,
+        quant=gemma.quant,
+        source=gemma.source,
+    )
+    full = gemma.with_swa_full()
+    ctx = 32768
+    assert kv_bytes(full, ctx) == kv_bytes(every_full, ctx)
+    assert kv_bytes(full, ctx) > 4 * kv_bytes(gemma, ctx)
+    report = kv_report(full, ctx)
+    assert report.swa_full_layers == 40 and [k.attention for k in report.kinds] == ["full"]
+    assert report.cache_bytes == kv_report(every_full, ctx).cache_bytes
+    assert kv_report(gemma, ctx).swa_full_layers == 0
+
+
+def test_swa_full_leaves_a_model_without_windows_as_it_is():
+    qwen = load_model("qwen3-8b").model
+    assert qwen.with_swa_full() is qwen and not qwen.swa_full

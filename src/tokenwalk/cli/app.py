@@ -274,6 +274,15 @@ KvTypeOpt = Annotated[
         "--kv-type", "-t", help="KV cache type: f16, bf16, q8_0, q4_0, ... (llama.cpp -ctk/-ctv)."
     ),
 ]
+SwaFullOpt = Annotated[
+    bool,
+    typer.Option(
+        "--swa-full",
+        help="Give sliding-window layers a cache of the full context instead of window + "
+        "ubatch cells (llama.cpp --swa-full, off by default there too): more memory, and their "
+        "attention reads the whole context.",
+    ),
+]
 UbatchOpt = Annotated[
     int,
     tokens_option(
@@ -423,13 +432,25 @@ def respond(report: Any, json: bool) -> None:
 
 
 def load(  # noqa: ANN201
-    ref: str, quant: str | None, *, json: bool, no_cache: bool = False, keep_tokens: bool = False
+    ref: str,
+    quant: str | None,
+    *,
+    json: bool,
+    no_cache: bool = False,
+    keep_tokens: bool = False,
+    swa_full: bool = False,
 ):
     """Resolve a model argument (see `tokenwalk.model.resolve.load_model`); `keep_tokens` keeps
-    a GGUF's vocabulary for counting text."""
+    a GGUF's vocabulary for counting text; `swa_full` gives its sliding layers a full cache."""
+    from dataclasses import replace
+
     from tokenwalk.model.resolve import load_model
 
     loaded = load_model(ref, quant, no_cache=no_cache, progress=not json, keep_tokens=keep_tokens)
+    if swa_full:
+        loaded = replace(loaded, model=loaded.model.with_swa_full())
+        if not loaded.model.swa_full:
+            warn(f"--swa-full changes nothing: {loaded.model.name} has no sliding-window layers")
     if quant and loaded.model.source == "gguf" and not loaded.quant_used:
         warn(f"--quant {quant} ignored: '{ref}' is a GGUF file with its own quant types")
     elif quant and loaded.model.source != "gguf":

@@ -12,6 +12,7 @@ from tokenwalk.cli.app import (
     KvTypeOpt,
     NoCacheOpt,
     QuantOpt,
+    SwaFullOpt,
     UbatchOpt,
     app,
     load,
@@ -119,6 +120,7 @@ def compare(
         ),
     ] = None,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
     json: JsonOpt = False,
@@ -139,7 +141,9 @@ def compare(
     per_kwh = cost.model_copy(update={"price_per_hour": None}).price
     per_hour = cost.model_copy(update={"kwh_price": None}).price
     refs = [item for ref in models for item in model_items(ref)]  # a,b as every model list
-    loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in refs]
+    loaded = [
+        load(ref, quant, json=json, no_cache=no_cache, swa_full=swa_full).model for ref in refs
+    ]
     report = compare_report(
         loaded,
         systems,

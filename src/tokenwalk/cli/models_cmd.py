@@ -11,6 +11,7 @@ from tokenwalk.cli.app import (
     JsonOpt,
     KvTypeOpt,
     QuantOpt,
+    SwaFullOpt,
     app,
     emit_json,
     respond,
@@ -117,6 +118,7 @@ def models_fit(
     ctx: int | None,
     kv_type: str,
     sort: str,
+    swa_full: bool = False,
 ):  # noqa: ANN201
     """`models --fits`: every catalogue model that can be modelled, on the machine of `system`."""
     from tokenwalk.catalog import load_models
@@ -138,6 +140,7 @@ def models_fit(
             continue
         try:
             m = model_from_config(e.config, e.slug, quant, source="catalogue")
+            m = m.with_swa_full() if swa_full else m
         except TokenwalkError:
             left_out.append(e.slug)
             continue
@@ -163,6 +166,7 @@ def models_fit(
     if left_out:
         notes.append(f"Not modelled: {', '.join(left_out)}.")
     return ModelsFitReport(
+        swa_full=swa_full,
         machine=sysm.slug,
         machine_name=sysm.name,
         quant=quant,
@@ -204,6 +208,7 @@ def models(
         ),
     ] = None,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     sort: Annotated[
         str,
         typer.Option(
@@ -235,12 +240,13 @@ def models(
             ctx=ctx,
             kv_type=kv_type,
             sort=sort,
+            swa_full=swa_full,
         )
         respond(report, json)
         return
-    if system != SystemSpec() or ctx is not None:
+    if system != SystemSpec() or ctx is not None or swa_full:
         raise InputError(
-            "the machine options and --ctx go with --fits MACHINE: "
+            "the machine options, --ctx and --swa-full go with --fits MACHINE: "
             "`tokenwalk models --fits rtx-5090`"
         )
     rows = catalogue_rows(query, preset)

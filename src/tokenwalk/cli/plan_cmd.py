@@ -17,6 +17,7 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
+    SwaFullOpt,
     UbatchOpt,
     app,
     load,
@@ -63,7 +64,7 @@ def _at_preset(model: Model, preset: str) -> Model:
     from tokenwalk.model.synth import synthesize_tensors
 
     infos = assign_types(model.spec, synthesize_tensors(model.spec), preset)
-    return _Model.from_parts(
+    alt = _Model.from_parts(
         model.name,
         model.spec,
         infos,
@@ -73,6 +74,7 @@ def _at_preset(model: Model, preset: str) -> Model:
         source=model.source,
         layer_nodes=model.layer_nodes,
     )
+    return alt.with_swa_full() if model.swa_full_layers else alt
 
 
 def _smaller_quants(models: list[Model]) -> list[tuple[str, list[Model]]]:
@@ -127,6 +129,7 @@ def budget(
     prompt_file: PromptFileOpt = None,
     chat: ChatOpt = None,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
     quant: QuantOpt = None,
@@ -147,7 +150,9 @@ def budget(
         if ctx is not None:
             raise InputError("give the context once: --ctx N or a prompt to count, not both")
         counted = [
-            load_counted(ref, quant, prompt_file, chat, json=json, no_cache=no_cache)
+            load_counted(
+                ref, quant, prompt_file, chat, json=json, no_cache=no_cache, swa_full=swa_full
+            )
             for ref in models
         ]
         loaded = [c[0].model for c in counted]
@@ -157,7 +162,10 @@ def budget(
         )
         check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
     else:
-        loaded = [load(ref, quant, json=json, no_cache=no_cache).model for ref in models]
+        loaded = [
+            load(ref, quant, json=json, no_cache=no_cache, swa_full=swa_full).model
+            for ref in models
+        ]
     kw: dict[str, Any] = dict(ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch)
     report = _budget(loaded, sysm, offload, **kw)
     # say what would make it fit, a smaller quant included (on one pool of memory, when not
@@ -212,6 +220,7 @@ def trace(
     ] = None,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     quant: QuantOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
@@ -237,7 +246,7 @@ def trace(
     detail = None
     if text:
         loaded, counted = load_counted(
-            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache, swa_full=swa_full
         )
         mdl = loaded.model
         if len(counted.calls) > 1:
@@ -263,7 +272,7 @@ def trace(
         # an answer is the same every time it is asked
         detail = f"{prompt:,} tokens ({counted.counted_with})"
     else:
-        mdl = load(model, quant, json=json, no_cache=no_cache).model
+        mdl = load(model, quant, json=json, no_cache=no_cache, swa_full=swa_full).model
     from tokenwalk.costs.compare import system_trace
     from tokenwalk.costs.energy import trace_energy
 
@@ -388,6 +397,7 @@ def spec(
         int, tokens_option("--ctx", "-c", help="Context the rounds run at (one stream).")
     ] = 4096,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     quant: QuantOpt = None,
     draft_quant: Annotated[
         str | None,
@@ -429,12 +439,14 @@ def spec(
     check_workload(ctx=ctx, min_ctx=0)
     sysm, offload = on_system(system, load_mtp=mtp)
     m = sysm.first
-    tgt = load(target, quant, json=json, no_cache=no_cache).model
+    tgt = load(target, quant, json=json, no_cache=no_cache, swa_full=swa_full).model
     if mtp:
         drf = mtp_draft_model(tgt)
     else:
         assert draft is not None
-        drf = load(draft, draft_quant or quant, json=json, no_cache=no_cache).model
+        drf = load(
+            draft, draft_quant or quant, json=json, no_cache=no_cache, swa_full=swa_full
+        ).model
     models = [tgt] if mtp else [tgt, drf]
     reserved = max(ctx, 1)
     from tokenwalk.costs.compare import system_plan

@@ -98,9 +98,10 @@ def load_counted(
     *,
     json: bool,
     no_cache: bool,
+    swa_full: bool = False,
 ) -> tuple[ModelLoad, TokenCount]:
     """Load a model with its vocabulary and count the given text."""
-    loaded = load(ref, quant, json=json, no_cache=no_cache, keep_tokens=True)
+    loaded = load(ref, quant, json=json, no_cache=no_cache, keep_tokens=True, swa_full=swa_full)
     counted = count_text(
         ref, loaded.model.name, loaded.metadata, loaded.model.source, prompt_file, chat
     )

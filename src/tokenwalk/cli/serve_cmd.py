@@ -16,6 +16,7 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
+    SwaFullOpt,
     UbatchOpt,
     app,
     load,
@@ -96,6 +97,7 @@ def serve(
     ] = 2048,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     min_tok_s: Annotated[
         float,
         typer.Option(
@@ -163,6 +165,8 @@ def serve(
 
     if engine not in ("llama.cpp", "vllm"):
         raise InputError(f"--engine must be llama.cpp or vllm, not '{engine}'")
+    if swa_full and engine == "vllm":
+        raise InputError("--swa-full is llama.cpp's option; vLLM sizes its sliding layers itself")
     text = check_one_prompt(prompt, prompt_file, chat)
     if not text and prompt < 1:
         raise InputError(
@@ -178,11 +182,13 @@ def serve(
     sysm, offload = on_system(system)
     want = quant or ("BF16" if engine == "vllm" else None)
     if text:
-        loaded, counted = load_counted(model, want, prompt_file, chat, json=json, no_cache=no_cache)
+        loaded, counted = load_counted(
+            model, want, prompt_file, chat, json=json, no_cache=no_cache, swa_full=swa_full
+        )
         mdl, prompt = loaded.model, counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, output=output, ubatch=ubatch)
     else:
-        mdl = load(model, want, json=json, no_cache=no_cache).model
+        mdl = load(model, want, json=json, no_cache=no_cache, swa_full=swa_full).model
     per_user = ctx // slots if ctx else prompt + output
     if per_user < prompt + output and not kv_unified:
         raise InputError(

@@ -12,6 +12,7 @@ from tokenwalk.cli.app import (
     NoCacheOpt,
     ParallelOpt,
     QuantOpt,
+    SwaFullOpt,
     UbatchOpt,
     app,
     load,
@@ -57,6 +58,7 @@ def kv(
     kv_type: KvTypeOpt = "f16",
     parallel: ParallelOpt = 1,
     ubatch: UbatchOpt = 512,
+    swa_full: SwaFullOpt = False,
     quant: QuantOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
@@ -67,7 +69,7 @@ def kv(
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
-    loaded = load(model, quant, json=json, no_cache=no_cache)
+    loaded = load(model, quant, json=json, no_cache=no_cache, swa_full=swa_full)
     report = kv_report(loaded.model, ctx, kv_type, parallel, ubatch)
     for w in report.warnings:
         warn(w)

@@ -14,6 +14,7 @@ from tokenwalk.cli.app import (
     ParallelOpt,
     PromptOpt,
     QuantOpt,
+    SwaFullOpt,
     UbatchOpt,
     app,
     load,
@@ -43,6 +44,7 @@ def decode(
         ),
     ] = 0,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     parallel: ParallelOpt = 1,
     quant: QuantOpt = None,
     json: JsonOpt = False,
@@ -61,7 +63,7 @@ def decode(
 
     check_workload(ctx=ctx, parallel=parallel, min_ctx=0)
     sysm, offload = on_system(system)
-    mdl = load(model, quant, json=json, no_cache=no_cache).model
+    mdl = load(model, quant, json=json, no_cache=no_cache, swa_full=swa_full).model
     warnings = stream_warnings([mdl], ctx, parallel)
     # each stream reads its own share of the context; the answer reports the total asked
     report, setup = system_decode(
@@ -101,6 +103,7 @@ def prefill(
     cached: CachedOpt = 0,
     ubatch: UbatchOpt = 512,
     kv_type: KvTypeOpt = "f16",
+    swa_full: SwaFullOpt = False,
     quant: QuantOpt = None,
     json: JsonOpt = False,
     no_cache: NoCacheOpt = False,
@@ -126,12 +129,12 @@ def prefill(
     sysm, offload = on_system(system)
     if text:
         loaded, counted = load_counted(
-            model, quant, prompt_file, chat, json=json, no_cache=no_cache
+            model, quant, prompt_file, chat, json=json, no_cache=no_cache, swa_full=swa_full
         )
         mdl, prompt = loaded.model, counted.prompt_tokens
         check_workload(prompt=prompt, cached=cached, ubatch=ubatch)
     else:
-        mdl = load(model, quant, json=json, no_cache=no_cache).model
+        mdl = load(model, quant, json=json, no_cache=no_cache, swa_full=swa_full).model
     warnings = context_warnings([mdl], prompt, "a prompt")
     report, setup = system_prefill(
         mdl, sysm, offload, prompt=prompt, cached=cached, ubatch=ubatch, kv_type=kv_type

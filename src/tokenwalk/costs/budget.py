@@ -155,6 +155,7 @@ class BudgetReport(BaseModel):
     default_cache_bytes: Bytes  # KV + recurrent state at that default
     settings: dict[str, str]
     warnings: list[str]
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     hints: list[str] = []  # when not even the weights fit: a smaller quant, offload
     # the memory left for the cache once the weights and buffers are in: room - weights - buffers
     cache_room_bytes: Bytes = 0
@@ -307,13 +308,24 @@ def budget_report(
         else []
     )
     # the settings apply what fits: the context asked, or the largest that fits below it
-    settings = runtime_settings(ctx if fits else best, kv_type, parallel) if fits or best else {}
-    if settings and kv_type not in OLLAMA_KV_TYPES:
+    swa_full = any(m.swa_full for m in models)
+    settings = (
+        runtime_settings(ctx if fits else best, kv_type, parallel, swa_full=swa_full)
+        if fits or best
+        else {}
+    )
+    if settings and swa_full:
+        warnings.append(
+            "Ollama has no setting for a full-size sliding-window cache (--swa-full): "
+            "the settings are llama.cpp's"
+        )
+    elif settings and kv_type not in OLLAMA_KV_TYPES:
         warnings.append(
             f"Ollama's OLLAMA_KV_CACHE_TYPE takes only {', '.join(OLLAMA_KV_TYPES)}: "
             f"a {kv_type} cache needs llama.cpp"
         )
     return BudgetReport(
+        swa_full=swa_full,
         machine=machine,
         capacity_bytes=capacity_bytes,
         system_bytes=system_bytes,
@@ -351,15 +363,20 @@ def budget_contexts(ctx: int, default_ctx: int, max_fit_ctx: int) -> list[int]:
 
 
 def runtime_settings(
-    ctx: int, kv_type: str, parallel: int, placements: Sequence[tuple[str, Sequence[Arg]]] = ()
+    ctx: int,
+    kv_type: str,
+    parallel: int,
+    placements: Sequence[tuple[str, Sequence[Arg]]] = (),
+    swa_full: bool = False,
 ) -> dict[str, str]:
     """Runtime settings that reserve `ctx` tokens in all: Ollama's context is per request
     (its memory scales with OLLAMA_NUM_PARALLEL x OLLAMA_CONTEXT_LENGTH), llama.cpp's -c is the
-    total of its -np streams. Ollama's settings only for the cache types Ollama takes.
+    total of its -np streams. Ollama's settings only for the cache types Ollama takes, and not
+    with `swa_full` (llama.cpp's --swa-full), which Ollama has no setting for.
     `placements` gives each model's placement flags (name, args) on a card and its host: one
     llama.cpp line per model, as each runs in its own process."""
     settings: dict[str, str] = {}
-    if kv_type in OLLAMA_KV_TYPES:
+    if kv_type in OLLAMA_KV_TYPES and not swa_full:
         settings["OLLAMA_CONTEXT_LENGTH"] = str(tokens_per_stream(ctx, parallel))
         if parallel > 1:
             settings["OLLAMA_NUM_PARALLEL"] = str(parallel)
@@ -369,6 +386,8 @@ def runtime_settings(
     base: list[Arg] = [("-c", str(ctx)), ("-ctk", kv_type), ("-ctv", kv_type), ("-fa", fa)]
     if parallel > 1:
         base.append(("-np", str(parallel)))
+    if swa_full:
+        base.append(("--swa-full", None))
     if len(placements) > 1:
         for name, args in placements:
             settings[f"llama.cpp ({name})"] = command_line(base, args)

@@ -391,6 +391,7 @@ class CompareReport(BaseModel):
     ctx: int  # reserved in memory, and the context the decode step reads
     kv_type: str
     rows: list[CompareRow]
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     notes: list[str]  # what was assumed (a host), what an option did not apply to
 
 
@@ -507,6 +508,7 @@ def compare_report(
     ]
     hosts = list(dict.fromkeys(s.host_note for s, _ in systems if s.host and s.host_note))
     return CompareReport(
+        swa_full=any(m.swa_full for m in models),
         prompt_tokens=prompt,
         output_tokens=output,
         ctx=c,
@@ -550,6 +552,7 @@ class ModelsFitReport(BaseModel):
     machine_name: str
     quant: str
     kv_type: str
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     capacity_bytes: Bytes
     system_bytes: Bytes
     sort: str

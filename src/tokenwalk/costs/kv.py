@@ -185,6 +185,8 @@ class KvReport(BaseModel):
     every_layer_kv_bytes_per_token: Bytes
     sweep: list[KvSweepRow]
     warnings: list[str]
+    # sliding-window layers that hold the full context instead of their window (--swa-full)
+    swa_full_layers: int = 0
 
 
 def kv_report(
@@ -270,4 +272,5 @@ def kv_report(
         every_layer_kv_bytes_per_token=every,
         sweep=sweep,
         warnings=warnings,
+        swa_full_layers=model.swa_full_layers,
     )

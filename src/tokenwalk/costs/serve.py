@@ -716,6 +716,7 @@ class ServeReport(BaseModel):
     batch: int  # tokens one step takes at most (-b; vLLM: max_num_batched_tokens)
     ubatch: int  # tokens of one micro-batch (-ub)
     kv_type: str
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     prompt_tokens: int
     cached_tokens: int
     output_tokens: int
@@ -888,6 +889,7 @@ def serve_report(
             seed=seed,
         )
     return ServeReport(
+        swa_full=model.swa_full,
         model=model.name,
         quant=model.quant,
         machine=machine,

@@ -144,7 +144,7 @@ def mtp_draft_model(model: Model) -> Model:
             infos.append(replace(t.info, name=f"blk.{int(il_str) - first}.{rest}"))
         elif t.role in (Role.EMBEDDING, Role.OUTPUT):
             infos.append(t.info)
-    return Model.from_parts(
+    draft = Model.from_parts(
         f"{model.name} (MTP)",
         view,
         infos,
@@ -156,6 +156,7 @@ def mtp_draft_model(model: Model) -> Model:
         # layer are the model's mean, the nearest measured
         layer_nodes=model.layer_nodes,
     )
+    return draft.with_swa_full() if model.swa_full_layers else draft
 
 
 class SpecCell(BaseModel):
@@ -180,6 +181,7 @@ class SpecReport(BaseModel):
     alpha: float
     gamma: int
     ctx: int
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     tokens_per_round: float
     draft_step_s: float
     verify_s: float
@@ -288,6 +290,7 @@ def spec_report(
             f"({target.tokenizer_model})"
         )
     return SpecReport(
+        swa_full=target.swa_full,
         target=target.name,
         draft=draft.name,
         mtp=mtp,

@@ -406,8 +406,9 @@ def split_budget_report(
                 hints.append(f"--quant {preset} fits as placed ({_memory_split(devs)})")
                 break
     placements = [(s.model.name, _args(s)) for s in setups]
+    swa_full = any(m.swa_full for m in models)
     settings = (
-        runtime_settings(ctx if fits else best, kv_type, parallel, placements)
+        runtime_settings(ctx if fits else best, kv_type, parallel, placements, swa_full)
         if fits or best
         else {}
     )
@@ -416,6 +417,7 @@ def split_budget_report(
         warnings.append("--split-mode tensor needs an unquantized KV cache (llama.cpp)")
     default_ctx = max((m.spec.n_ctx_train for m in models), default=0) or ctx
     return BudgetReport(
+        swa_full=swa_full,
         machine=system.slug,
         capacity_bytes=cap,
         system_bytes=sum(d.system_bytes for d in gpus),

@@ -73,6 +73,7 @@ class TraceReport(BaseModel):
     cold: bool
     restore_kv: bool
     ubatch: int
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     n_chunks: int  # prefill chunks
     phases: list[Phase]
     load_s: float
@@ -260,6 +261,7 @@ def trace_report(
         )
     add("end", 0.0, "end-of-turn token")
     return TraceReport(
+        swa_full=model.swa_full,
         model=model.name,
         machine=machine.slug,
         prompt_tokens=prompt,
@@ -317,6 +319,7 @@ class SessionReport(BaseModel):
     calls: list[SessionCall]
     gap_s: float
     keep_alive_s: float | None  # None: the model stays loaded (llama-server)
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
     n_cold_loads: int
     prompt_tokens: int  # sent, all calls
     cached_tokens: int  # reused, all calls
@@ -405,6 +408,7 @@ def session_report(
         clock += tr.total_s
     rate, source, _ = load_rate(machine)
     return SessionReport(
+        swa_full=model.swa_full,
         model=model.name,
         machine=machine_name or machine.slug,
         calls=out,

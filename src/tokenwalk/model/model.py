@@ -115,6 +115,8 @@ class Model:
     # llama.cpp's compute-graph nodes per decoding layer, measured for the catalogue
     # (data/graph_nodes.yaml; `catalog.graph_nodes_per_layer`); None where unknown
     layer_nodes: float | None = None
+    # sliding-window layers given a cache of the full context (llama.cpp --swa-full)
+    swa_full_layers: int = 0
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -165,6 +167,25 @@ class Model:
             data_present=data_present,
             tokenizer_model=tok if isinstance(tok, str) else None,
         )
+
+    def with_swa_full(self) -> Model:
+        """The model as llama.cpp runs it with --swa-full: each sliding-window layer keeps a
+        cache of the whole context (llama-kv-cache-iswa.cpp: size_swa = size_base) and its
+        attention reads every cell held, so it costs what a full-attention layer costs."""
+        sliding = [x for x in self.layers if x.attention is Attention.SLIDING]
+        if not sliding:
+            return self
+        layers = tuple(
+            replace(x, attention=Attention.FULL, window=0)
+            if x.attention is Attention.SLIDING
+            else x
+            for x in self.layers
+        )
+        return replace(self, layers=layers, swa_full_layers=len(sliding))
+
+    @property
+    def swa_full(self) -> bool:
+        return self.swa_full_layers > 0
 
     # -- totals --------------------------------------------------------------------------------
     @property

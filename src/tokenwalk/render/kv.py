@@ -86,6 +86,12 @@ def render_kv(r: KvReport, console: Console) -> None:
     if r.state_bytes:
         summary.add_row("recurrent state", human_bytes(r.state_bytes), "independent of the context")
     summary.add_row("total", human_bytes(r.cache_bytes), "")
+    if r.swa_full_layers:
+        summary.add_row(
+            "--swa-full",
+            f"{r.swa_full_layers} layers",
+            "sliding-window layers holding the full context, as full layers",
+        )
     if (
         r.every_layer_kv_bytes_per_token
         and r.kv_bytes_per_token

@@ -853,6 +853,7 @@ class _OnMachine(BaseModel):
     bandwidth_gbs: float
     tflops: float | None
     fit: Efficiency
+    swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
 
 
 def _on_machine(model: Model, machine: Machine) -> dict[str, Any]:
@@ -865,6 +866,7 @@ def _on_machine(model: Model, machine: Machine) -> dict[str, Any]:
         bandwidth_gbs=machine.bandwidth_gbs,
         tflops=machine.tflops,
         fit=compute_fit(machine.fit, machine.backend),
+        swa_full=model.swa_full,
     )
 
 
