@@ -394,6 +394,17 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
     "upload_bytes": (None, B, "weights on the remote cards, sent once at load"),
     "upload_s": (None, S, "upload_bytes / link_gbs"),
     "remote": (None, "", "a card in another box, reached over RPC"),
+    "swa_full": (
+        None,
+        "",
+        "sliding-window layers hold a cache of the full context (llama.cpp --swa-full)",
+    ),
+    "swa_full_layers": (
+        None,
+        "layers",
+        "sliding-window layers given a cache of the full context by --swa-full (0 without it); "
+        "the kinds count them as full",
+    ),
     "shared": (
         None,
         "",
