@@ -41,11 +41,24 @@ def test_counts() -> None:
     assert len(load_benchmarks()) >= 218
 
 
-@pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
-def test_every_reference_row_is_a_benchmark() -> None:
+# reference rows not imported, and why: (device, test, quant) -> reason
+NOT_IMPORTED = {
+    ("AMD Radeon 680M (Ryzen 7 6800H)", "tg256", "Q4_K_M"): (
+        "Qwen3.5-0.8B: no sourced config.json of it, so no catalogue model to tie the row to"
+    ),
+}
+
+
+def _imported_reference_rows() -> list[dict[str, str]]:
     with BENCHMARKS_CSV.open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(_reference_rows()) == len(rows)
+    return [r for r in rows if (r["device"], r["test"], r["quant"]) not in NOT_IMPORTED]
+
+
+@pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
+def test_every_reference_row_is_a_benchmark() -> None:
+    """Every reference row but those NOT_IMPORTED says why is a benchmark."""
+    assert len(_reference_rows()) == len(_imported_reference_rows())
 
 
 def _reference_rows() -> list:
@@ -71,8 +84,7 @@ def test_measured_rows_are_the_recorded_runs() -> None:
 @pytest.mark.skipif(not BENCHMARKS_CSV.is_file(), reason="reference CSV not present")
 def test_rows_keep_the_reference_values() -> None:
     """Row i of the YAML is row i of the reference CSV: same device, test, quant and speed."""
-    with BENCHMARKS_CSV.open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    rows = _imported_reference_rows()
     for i, (b, r) in enumerate(zip(_reference_rows(), rows, strict=True), 1):
         assert (b.device, b.test, b.quant) == (r["device"], r["test"], r["quant"]), i
         # "seed" names the seed article, which the YAML cites by file
@@ -161,8 +173,8 @@ def test_lookup_is_case_insensitive_and_knows_aliases() -> None:
 
 
 def test_did_you_mean() -> None:
-    with pytest.raises(UnknownNameError, match=r"did you mean radeon-8[69]0m\?.*machines"):
-        find_machine("radeon-680m")
+    with pytest.raises(UnknownNameError, match=r"did you mean radeon-\d\d0m\?.*machines"):
+        find_machine("radeon-670m")
     with pytest.raises(UnknownNameError, match=r"did you mean qwen3-8b\?.*tokenwalk models"):
         find_model("qwen3-8")
     with pytest.raises(UnknownNameError, match="tokenwalk machines"):

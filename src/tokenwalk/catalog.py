@@ -105,11 +105,13 @@ class MachineEntry(_Entry):
     limit, say). Bandwidth is decimal GB/s.
 
     `fp16_tflops` is the GPU rate llama.cpp's kernels can use (tensor/matrix units where it uses
-    them; `fp16_kind` says which). `cpu_tflops` is the CPU cores' FP32 SIMD rate, cores x clock
-    x FLOP per cycle per core, which a `cpu` backend computes with. `load_gbs` is the rate of a
-    measured cold load (file to the engine's memory), `disk_read_gbs` the disk's own. Unknown
-    figures are None. `fit` holds efficiencies fitted by calibration (numbers, plus an optional
-    `source` text); the timing model defines its keys.
+    them; `fp16_kind` says which). `int8_tops` and `fp4_tflops` are the GPU's dense INT8 and
+    FP4 rates, at which llama.cpp's integer and FP4 kernels multiply quantized weights
+    (`costs.timing.weight_kernel_time`). `cpu_tflops` is the CPU cores' FP32 SIMD rate, cores
+    x clock x FLOP per cycle per core, which a `cpu` backend computes with. `load_gbs` is the
+    rate of a measured cold load (file to the engine's memory), `disk_read_gbs` the disk's
+    own. Unknown figures are None. `fit` holds efficiencies fitted by calibration (numbers,
+    plus an optional `source` text); the timing model defines its keys.
 
     `pcie_gen` and `pcie_lanes` describe the link between a discrete card and its host: on a
     card its own interface, on a host (kind cpu) the slot it offers; the link runs at the lower
@@ -134,6 +136,9 @@ class MachineEntry(_Entry):
     fp16_tflops: PositiveFloat | None = None
     fp16_kind: Literal["matrix", "vector"] | None = None
     fp16_vector_tflops: PositiveFloat | None = None
+    int8_tops: PositiveFloat | None = None
+    fp4_tflops: PositiveFloat | None = None
+    int8_source: str | None = None  # where int8_tops and fp4_tflops come from
     cpu_tflops: PositiveFloat | None = None
     disk_read_gbs: PositiveFloat | None = None
     load_gbs: PositiveFloat | None = None
@@ -152,6 +157,8 @@ class MachineEntry(_Entry):
     def _fp16_kind_given(self) -> MachineEntry:
         if self.power_w is not None and not (self.power_source or "").strip():
             raise ValueError("power_source is required with power_w (where the watts come from)")
+        if (self.int8_tops or self.fp4_tflops) and not (self.int8_source or "").strip():
+            raise ValueError("int8_source is required with int8_tops or fp4_tflops")
         if self.fp16_tflops is not None and self.fp16_kind is None:
             raise ValueError("fp16_kind (matrix or vector) is required with fp16_tflops")
         if self.gpu_limit_gb is not None and self.memory_gb is not None:

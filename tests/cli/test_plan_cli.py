@@ -181,7 +181,7 @@ def test_spec_says_why_the_ninth_token_costs_so_much(capsys):
         (["spec", "qwen3-8b", "--mtp", *LAPTOP], "no multi-token-prediction block"),
         (["trace", "qwen3-8b", *LAPTOP], "--prompt"),
         (["trace", "qwen3-8b", *LAPTOP, "--prompt", "100", "--restore-kv"], "--cached"),
-        (["budget", "qwen3-8b", "--machine", "radeon-680m"], "did you mean"),
+        (["budget", "qwen3-8b", "--machine", "radeon-670m"], "did you mean"),
         (["budget", "qwen3-8b", *LAPTOP, "--system-gb", "70"], "--system-gb"),
         (["budget", "qwen3-8b", "--bandwidth", "-5", "--tflops", "3", "--memory", "8"], "andwidth"),
     ],

@@ -105,7 +105,7 @@ def test_machines(capsys):
     "argv, message",
     [
         (["decode", "qwen3.6-35b-a3b"], "no machine given"),
-        (["decode", "qwen3.6-35b-a3b", "-m", "radeon-680m"], "did you mean"),
+        (["decode", "qwen3.6-35b-a3b", "-m", "radeon-670m"], "did you mean"),
         (["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "0"], "--prompt"),
         (
             ["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "9", "--cached", "9"],
