@@ -19,6 +19,17 @@ and prints the median and 90th percentile of |predicted / measured - 1| and the 
 error, for decode and prefill, overall, per device class, per backend and dense / MoE, then the
 seed device's rows.
 
+It then prints leave-one-group-out cross-validation: the fit redone without every row of a
+group, for each group of four levels in turn (`tokenwalk.calibrate.GROUP_LEVELS`): a kind
+(igpu, gpu, ...), a maker's segment (`tokenwalk.machine.machine_segment`: nvidia GeForce,
+nvidia pro/data-center, amd APU/iGPU, Apple, intel CPU, ...), a backend, a source (one
+publication's rows). Leaving out one device keeps its class's other devices in the fit; this
+leaves out the class, and says what to expect of hardware whose class the data has no runs
+of. Per level and pooled over the four, and per group of the first three.
+
+Targets (issue tracker, the classes): group-out median decode <= 10%, prefill <= 20%; no kind,
+segment or backend group of 5 rows or more above 30%.
+
 Targets (issue tracker): prefill CV median <= 15% overall, <= 25% in every class with at least
 5 rows and on MoE rows, p90 <= 60%; decode CV median <= 8%; the seed device within 2x.
 
@@ -45,8 +56,10 @@ and so by which other devices the data holds.
 With `--write-data` it writes data/accuracy.yaml: the errors `decode`, `prefill` and `trace`
 quote next to an estimate (`tokenwalk.accuracy`). Redo it after every refit.
 
+With `--no-variants` it leaves out the two comparison columns (tiles, previous).
+
 Usage: python benchmarks/accuracy.py [--draws N] [--save FILE] [--against FILE] [--seed-influence]
-                                     [--write-data]
+                                     [--write-data] [--no-variants]
 """
 
 from __future__ import annotations
@@ -62,10 +75,13 @@ import yaml
 
 from tokenwalk.accuracy import PHASES, fit_fingerprint
 from tokenwalk.calibrate import (
+    GROUP_LEVELS,
     benchmark_observations,
     cross_validate,
+    cross_validate_groups,
     device_of,
     error_stats,
+    group_of,
     naive_predictions,
 )
 from tokenwalk.fit import Design, fit_hierarchy, predict_tok_s
@@ -77,12 +93,19 @@ OWN_MACHINE = "xeon-kvm-2c"  # the project's own measured machine (tests/data/cp
 
 def cell(pred: np.ndarray, measured: np.ndarray, mask: np.ndarray, signed: bool = False) -> str:
     s = error_stats(pred[mask], measured[mask])
-    if not s.n_rows:
+    if not s.n_rows or np.isnan(pred[mask]).any():
         return f"{'-':>22}"
     out = f"{s.median_pct:6.1f}% {s.p90_pct:6.1f}%"
     if signed:
         out += f" {s.signed_median_pct:+6.0f}%"
     return f"{out:>22}"
+
+
+def _stat(s: dict) -> str:
+    """A `group_out_table` cell as `cell` prints one."""
+    if not s["n_rows"]:
+        return f"{'-':>22}"
+    return f"{s['median_pct']:6.1f}% {s['p90_pct']:6.1f}% {s['signed_median_pct']:+6.0f}%".rjust(22)
 
 
 DRAW_SIGMA = 0.01  # the random change of every measured speed in a draw (log units)
@@ -233,10 +256,43 @@ def seed_without_each(obs: list, design: Design) -> tuple[float, list[tuple[floa
     return figure(None), without_each(others, figure)
 
 
-def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarray) -> str:
+GROUP_TABLE_LEVELS = GROUP_LEVELS[:3]  # levels whose every group is printed (not sources)
+
+
+def group_out_table(
+    obs: list, by_level: dict[str, np.ndarray], measured: np.ndarray
+) -> dict[str, dict[str, dict]]:
+    """phase -> "pooled" (every level's predictions together), each level (all rows, every
+    group of it left out in turn), and "LEVEL GROUP" of GROUP_TABLE_LEVELS -> error stats."""
+    phase = np.array([o.phase for o in obs])
+    out: dict[str, dict[str, dict]] = {}
+    for p in PHASES:
+        rows = phase == p
+        pooled = np.concatenate([by_level[lv][rows] for lv in by_level])
+        meas = np.tile(measured[rows], len(by_level))
+        t = {"pooled": error_stats(pooled, meas).model_dump()}
+        for lv, pred in by_level.items():
+            t[lv] = error_stats(pred[rows], measured[rows]).model_dump()
+        for lv in GROUP_TABLE_LEVELS:
+            groups = np.array([group_of(o, lv) for o in obs])
+            for g in sorted(set(groups[rows])):
+                m = rows & (groups == g)
+                t[f"{lv} {g}"] = error_stats(by_level[lv][m], measured[m]).model_dump()
+        out[p] = t
+    return out
+
+
+def accuracy_yaml(
+    obs: list,
+    cv: np.ndarray,
+    ins: np.ndarray,
+    measured: np.ndarray,
+    group_out: dict[str, dict[str, dict]],
+) -> str:
     """The text of data/accuracy.yaml (`tokenwalk.accuracy`): the cross-validated error per
-    phase, overall and per device class, the in-sample error per phase, and each benchmarked
-    machine's rows per phase; stamped with the data/timing.yaml it was measured with."""
+    phase, overall and per device class, the in-sample error per phase, each benchmarked
+    machine's rows per phase, the leave-one-group-out error (`group_out_table`) and each
+    class's rows per phase; stamped with the data/timing.yaml it was measured with."""
     phase = np.array([o.phase for o in obs])
     kind = np.array([o.meta["kind"] for o in obs])
 
@@ -244,13 +300,17 @@ def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarr
         return error_stats(pred[rows], measured[rows]).model_dump()
 
     machine_rows: dict[str, dict[str, int]] = {}
+    class_rows: dict[str, dict[str, int]] = {}
     for o in obs:
         counts = machine_rows.setdefault(o.machine, {p: 0 for p in PHASES})
         counts[o.phase] += 1
+        counts = class_rows.setdefault(o.meta["segment"], {p: 0 for p in PHASES})
+        counts[o.phase] += 1
     data = {
         "source": (
-            "leave-one-device-out cross-validation of data/benchmarks.yaml, and the shipped "
-            "fit in sample (python benchmarks/accuracy.py --write-data)"
+            "leave-one-device-out and leave-one-group-out cross-validation of "
+            "data/benchmarks.yaml, and the shipped fit in sample (python "
+            "benchmarks/accuracy.py --write-data)"
         ),
         "timing_sha256": fit_fingerprint((DATA / "timing.yaml").read_text(encoding="utf-8")),
         "cross_validated": {
@@ -260,6 +320,8 @@ def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarr
         },
         "in_sample": {p: stats(ins, phase == p) for p in PHASES},
         "machine_rows": dict(sorted(machine_rows.items())),
+        "group_out": group_out,
+        "class_rows": dict(sorted(class_rows.items())),
     }
     head = (
         "# The timing model's error on published runs, quoted by decode, prefill and trace\n"
@@ -291,6 +353,12 @@ def main() -> None:
         help="write the errors the commands quote to data/accuracy.yaml",
     )
     ap.add_argument(
+        "--no-variants",
+        action="store_true",
+        help="leave out the two comparison columns (+ expert tiles, previous model): "
+        "a third of the time",
+    )
+    ap.add_argument(
         "--seed-influence",
         action="store_true",
         help="also refit with each other device left out and print the seed laptop's prefill",
@@ -307,8 +375,9 @@ def main() -> None:
     obs, excluded = benchmark_observations()
     design = Design(obs)
     cv = cross_validate(design, "rows")
-    tiles = cross_validate(design, "tiles")
-    prev = cross_validate(design, "previous")
+    nan = np.full(design.n, np.nan)
+    tiles = nan if args.no_variants else cross_validate(design, "tiles")
+    prev = nan if args.no_variants else cross_validate(design, "previous")
     fit = fit_hierarchy(design)
     ins = predict_tok_s(design, fit.x_rows(design))
     naive = naive_predictions(design)
@@ -357,6 +426,32 @@ def main() -> None:
             f" {prev[i]:7.1f} ({prev[i] / meas[i] - 1:+.0%})"
             f" {ins[i]:7.1f} ({ins[i] / meas[i] - 1:+.0%})"
         )
+    by_level = {lv: cross_validate_groups(design, lv) for lv in GROUP_LEVELS}
+    table = group_out_table(obs, by_level, meas)
+    print(
+        "\nleave-one-group-out: each group's rows left out of the fit at once, predicted from "
+        "the other levels' groups; CV (group out), CV (device out) of the same rows"
+    )
+    for ph in PHASES:
+        print(ph)
+        rows_ph = phase == ph
+        print(f"  {'pooled over ' + ', '.join(GROUP_LEVELS):52}{_stat(table[ph]['pooled'])}")
+        for lv in GROUP_LEVELS:
+            print(f"  {lv + ' (all groups)':42}{int(rows_ph.sum()):5}     {_stat(table[ph][lv])}")
+        for lv in GROUP_TABLE_LEVELS:
+            groups = np.array([group_of(o, lv) for o in obs])
+            for g in sorted(set(groups[rows_ph])):
+                m = rows_ph & (groups == g)
+                flag = (
+                    "  <- above 30%"
+                    if m.sum() >= CLASS_MIN_ROWS and table[ph][f"{lv} {g}"]["median_pct"] > 30
+                    else ""
+                )
+                print(
+                    f"    {lv + ' ' + g:40}{int(m.sum()):5}     {_stat(table[ph][f'{lv} {g}'])}"
+                    f"{cell(cv, meas, m, True)}{flag}"
+                )
+        print()
     print(
         f"\nthe project's own machine ({OWN_MACHINE}-1t/-2t: 1 and 2 threads, rates measured with "
         "scripts/measure_host.py), tok/s: measured, CV, in sample"
@@ -433,7 +528,7 @@ def main() -> None:
             print(f"  {low:38}{hi_r:.2f}x without {hi_d} ({rows[hi_d]})")
     if args.write_data:
         path = DATA / "accuracy.yaml"
-        path.write_text(accuracy_yaml(obs, cv, ins, meas), encoding="utf-8")
+        path.write_text(accuracy_yaml(obs, cv, ins, meas, table), encoding="utf-8")
         print(f"\nthe errors the commands quote written to {path}")
     if args.save is not None:
         payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}

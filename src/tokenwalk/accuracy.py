@@ -3,10 +3,12 @@
 `benchmarks/accuracy.py --write-data` writes `data/accuracy.yaml`: for decode and prefill, the
 error of tok/s over the published runs of `data/benchmarks.yaml`, leave-one-device-out
 (each device predicted from a fit without its rows: what to expect of a machine tokenwalk has
-no runs of), overall and per device class, and in sample (the shipped fit, each benchmarked
-machine's own offsets included: what to expect of a machine fitted to its own runs). The file
-names the `data/timing.yaml` it was measured with (`fit_fingerprint`), so that a refit which
-leaves it stale fails the tests instead of quoting another model's errors.
+no runs of), overall and per device class, in sample (the shipped fit, each benchmarked
+machine's own offsets included: what to expect of a machine fitted to its own runs), and
+leave-one-group-out (every run of a class of hardware left out at once: a kind, a maker's
+segment, a backend, a source: what to expect of a machine whose class the data has no runs
+of). The file names the `data/timing.yaml` it was measured with (`fit_fingerprint`), so that a
+refit which leaves it stale fails the tests instead of quoting another model's errors.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import functools
 import hashlib
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tokenwalk.errors import SpecError
-from tokenwalk.machine import Machine
+from tokenwalk.machine import Machine, machine_segment
 
 __all__ = [
     "CLASS_MIN_ROWS",
@@ -57,6 +60,11 @@ class AccuracyData(BaseModel):
     in_sample: dict[str, PhaseError]  # phase -> error
     # benchmarked machines -> phase -> rows of that phase in the fit
     machine_rows: dict[str, dict[str, int]]
+    # leave-one-group-out: phase -> a level ("segment": every group of the level left out in
+    # turn, all rows) or "LEVEL GROUP" (one group's rows) -> error
+    group_out: dict[str, dict[str, PhaseError]] = {}
+    # classes (`machine_segment`) -> phase -> rows of that phase in the fit
+    class_rows: dict[str, dict[str, int]] = {}
 
 
 class ExpectedError(BaseModel):
@@ -67,6 +75,9 @@ class ExpectedError(BaseModel):
     model_config = ConfigDict(frozen=True)
     group: str  # the rows `cross_validated` is of: a device class ("gpu") or "all"
     cross_validated: PhaseError
+    # what was left out of the fit to measure it: each device in turn, or, for a machine of a
+    # class the data has no runs of, each class in turn (leave-one-group-out by segment)
+    left_out: Literal["device", "class"] = "device"
     in_sample: PhaseError | None = None  # where the machine is fitted to its own runs
 
 
@@ -95,8 +106,17 @@ def expected_error(machine: Machine, phase: str) -> ExpectedError | None:
     """What to expect of `machine`'s `phase` estimate: the cross-validated error of its class
     (of all rows where the class has fewer than CLASS_MIN_ROWS), and the in-sample error where
     its efficiencies are fitted to its own runs of that phase (a benchmarked machine's, or a
-    user's `tokenwalk calibrate`). None for a phase the data has no rows of."""
+    user's `tokenwalk calibrate`). For a machine of a class (`machine_segment`) the data has no
+    runs of, the leave-one-group-out error by class instead: leaving out one device of a class
+    that keeps others says too little of one never seen. None for a phase the data has no
+    rows of."""
     data = accuracy_data()
+    segment = machine_segment(machine.kind, machine.vendor, machine.name, machine.unified_memory)
+    unseen = data.class_rows and not data.class_rows.get(segment, {}).get(phase, 0)
+    if unseen and machine.fit.fitted_to != "machine file":
+        e = data.group_out.get(phase, {}).get("segment")
+        if e is not None:
+            return ExpectedError(group="all", cross_validated=e, left_out="class")
     fitted_to = machine.fit.fitted_to
     own = fitted_to == "machine file" or (
         fitted_to == "benchmarks" and data.machine_rows.get(machine.slug, {}).get(phase, 0) > 0

@@ -35,15 +35,18 @@ from pydantic import BaseModel
 
 from tokenwalk.costs.timing import (
     DEFAULT_UBATCH,
+    Peaks,
     cpu_kernel_time,
     expert_compute,
     expert_tile_flops,
     experts_at_dense_rate,
     matrix_flops,
     matrix_row_flops,
+    overhead_scale,
     pass_work,
     prefill_chunks,
     unhidden_share,
+    weight_kernel_time,
 )
 from tokenwalk.costs.weights import weight_bytes_read
 from tokenwalk.errors import InputError, SourceError, SpecError, TokenwalkError
@@ -59,7 +62,16 @@ from tokenwalk.fit import (
     fit_offset,
     predict_tok_s,
 )
-from tokenwalk.machine import FIT_LEVELS, fit_keys, machine_vendor, peak_of, timing_defaults
+from tokenwalk.machine import (
+    DEFAULT_ENGINE,
+    ENGINE_LEVEL,
+    FIT_LEVELS,
+    fit_keys,
+    machine_segment,
+    machine_vendor,
+    peak_of,
+    timing_defaults,
+)
 from tokenwalk.model.model import Model
 
 __all__ = [
@@ -73,6 +85,9 @@ __all__ = [
     "benchmark_observations",
     "variant_design",
     "cross_validate",
+    "GROUP_LEVELS",
+    "group_of",
+    "cross_validate_groups",
     "naive_predictions",
     "error_stats",
     "fit_defaults",
@@ -133,7 +148,7 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 
 def _pass(
-    model: Model, n: int, ctx: int, backend: str, **kw: Any
+    model: Model, n: int, ctx: int, backend: str, peaks: Peaks | None = None, **kw: Any
 ) -> tuple[tuple[float, float, float, float, float, float, float], float]:
     """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
@@ -142,11 +157,12 @@ def _pass(
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
-    fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w)
+    k = weight_kernel_time(w, backend, peaks)
+    fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w, k)
     terms = (
         w.bytes,
-        matrix_flops(w, backend),
-        matrix_row_flops(w, backend),
+        matrix_flops(w, backend, peaks),
+        matrix_row_flops(w, backend, peaks),
         w.overhead_layers,
         fx,
         rx,
@@ -172,13 +188,20 @@ def observation(
     depth: int = 0,
     kv_type: str = "f16",
     peak: str | None = None,
+    int8_tops: float | None = None,
+    fp4_tflops: float | None = None,
+    engine: str = DEFAULT_ENGINE,
+    segment: str = "",
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
-    (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
+    (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens. The
+    weight products count at the peak of the kernel each runs on (`int8_tops`, `fp4_tflops`:
+    `costs.timing.weight_kernel_time`)."""
+    peaks = Peaks(tflops, int8_tops, fp4_tflops)
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        runs = [_pass(model, 1, ctx, backend, kv_type=kv_type)]
+        runs = [_pass(model, 1, ctx, backend, peaks, kv_type=kv_type)]
         tokens = 1.0
     else:
         if not n_tokens:
@@ -192,6 +215,7 @@ def observation(
                 n,
                 ctx,
                 backend,
+                peaks,
                 kv_type=kv_type,
                 n_logits=1 if i == len(plan) - 1 else 0,
                 weight_bytes=weights[n],
@@ -207,9 +231,12 @@ def observation(
         bandwidth_gbs=bandwidth_gbs,
         tflops=tflops or 0.0,
         tokens=tokens,
-        passes=tuple(terms for terms, _ in runs),
+        # the per-layer cost's layers, at this machine's bandwidth (`overhead_scale`)
+        passes=tuple(
+            (*terms[:3], terms[3] * overhead_scale(bandwidth_gbs), *terms[4:]) for terms, _ in runs
+        ),
         measured_tok_s=tok_s,
-        keys=fit_keys(vendor, kind, backend, machine, peak=peak),
+        keys=fit_keys(vendor, kind, backend, machine, peak=peak, engine=engine, segment=segment),
         meta={
             "kind": kind,
             "backend": backend,
@@ -256,6 +283,8 @@ def benchmark_observations(
             progress("reading published runs", i, len(rows))
         m = machines[b.machine]
         label = f"{b.machine} {b.model} {b.quant} {b.test}"
+        vendor = machine_vendor(m.name, b.backend, getattr(m, "vendor", None))
+        segment = machine_segment(m.kind, vendor, m.name, bool(m.unified_memory))
         why = _exclusion(b, m)
         if why:
             excluded.append(f"{label}: {why}")
@@ -270,7 +299,7 @@ def benchmark_observations(
                 machine=b.machine,
                 kind=m.kind,
                 backend=b.backend,
-                vendor=machine_vendor(m.name, b.backend, getattr(m, "vendor", None)),
+                vendor=vendor,
                 bandwidth_gbs=float(m.bandwidth_gbs),
                 tflops=m.tflops_for(b.backend),
                 phase=b.phase,
@@ -280,7 +309,18 @@ def benchmark_observations(
                 depth=getattr(b, "depth", 0) or 0,
                 kv_type=kv_type,
                 peak=peak_of(b.backend, m.fp16_kind),
-                meta={"standard": b.standard, "preset": preset, "model": b.model},
+                int8_tops=m.int8_tops,
+                fp4_tflops=m.fp4_tflops,
+                engine=b.engine,
+                segment=segment,
+                meta={
+                    "standard": b.standard,
+                    "preset": preset,
+                    "model": b.model,
+                    "engine": b.engine,
+                    "source": b.source,
+                    "segment": segment,
+                },
             )
         )
     return used, excluded
@@ -342,6 +382,33 @@ def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
         held = slugs == s
         fit = fit_hierarchy(d, ~held, machines=False, sigma=sigma, levels=levels, start=full)
         pred[held] = predict_tok_s(d, fit.x_rows(d, use_machine=False))[held]
+    return pred
+
+
+# What leave-one-group-out leaves out together: every row of a device kind, of a maker's
+# segment (`machine_segment`: GeForce, pro/data-center, APU/iGPU, Apple, CPU), of a backend,
+# of a source (one publication's rows, often one build and one author's machines).
+GROUP_LEVELS = ("kind", "segment", "backend", "source")
+
+
+def group_of(o: Observation, level: str) -> str:
+    """The group of a row at one of GROUP_LEVELS."""
+    if level not in GROUP_LEVELS:
+        raise InputError(f"unknown group level '{level}'; one of {', '.join(GROUP_LEVELS)}")
+    return str(o.meta[level])
+
+
+def cross_validate_groups(design: Design, level: str) -> np.ndarray:
+    """Leave-one-group-out predictions: refit without every row of each group of `level` (a
+    kind, a segment, a backend, a source), predict them from the groups of the other levels
+    they belong to. What to expect of a machine whose whole class the data has no runs of."""
+    full = fit_hierarchy(design)
+    groups = np.array([group_of(o, level) for o in design.obs])
+    pred = np.zeros(design.n)
+    for g in sorted(set(groups)):
+        held = groups == g
+        fit = fit_hierarchy(design, ~held, machines=False, start=full)
+        pred[held] = predict_tok_s(design, fit.x_rows(design, use_machine=False))[held]
     return pred
 
 
@@ -436,7 +503,7 @@ def fit_defaults(progress: Progress | None = None) -> DefaultsFit:
     in_sample = predict_tok_s(design, fit.x_rows(design))
     factors: dict[str, dict[str, dict[str, float | int]]] = {}
     for (level, group), off in fit.offsets.items():
-        if level in FIT_LEVELS:
+        if level in (*FIT_LEVELS, ENGINE_LEVEL):
             factors.setdefault(level, {})[group] = _factor_dict(
                 off, fit.rows[(level, group)], fit.machines[(level, group)]
             )
@@ -444,7 +511,9 @@ def fit_defaults(progress: Progress | None = None) -> DefaultsFit:
     for o in obs:
         peak = o.keys.get("peak", "")
         kb = o.keys["kind/backend"] + (f" {peak}" if peak and peak != "simd" else "")
-        keys, n = combos.get(kb, (o.keys, 0))
+        # a kind/backend as llama.cpp runs it: no wrapper's offset
+        own = {k: v for k, v in o.keys.items() if k != ENGINE_LEVEL}
+        keys, n = combos.get(kb, (own, 0))
         combos[kb] = (keys, n + 1)
     return DefaultsFit(
         fitted=_dt.date.today().isoformat(),
@@ -701,6 +770,11 @@ def calibrate_machine(
                 ubatch=r.n_ubatch,
                 depth=r.n_depth,
                 peak=machine.peak,
+                int8_tops=machine.int8_tops,
+                fp4_tflops=machine.fp4_tflops,
+                segment=machine_segment(
+                    machine.kind, machine.vendor, machine.name, machine.unified_memory
+                ),
             )
         )
     if any(o.phase == "prefill" for o in obs) and not machine.tflops:

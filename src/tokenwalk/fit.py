@@ -17,10 +17,13 @@ hide under the read (U = 1 in a CPU's decoding step, where the two add;
 
 The parameters of a row are a sum of offsets along a hierarchy of groups (log units):
 
-    x(row) = x_global + x_vendor + x_peak + x_backend + x_kind + x_kind/backend + x_machine
+    x(row) = x_global + x_vendor + x_peak + x_backend + x_kind + x_kind/backend + x_segment
+             + x_engine + x_machine
 
 so a machine never benchmarked borrows from every group it belongs to (an AMD iGPU on Vulkan
-gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). The peak level (what the
+gets AMD's, Vulkan's, the iGPUs' and the igpu/vulkan offsets). x_engine is the offset of a
+wrapper a row was run through (Ollama, llamafile; none for llama.cpp itself), so that a wrapper's
+runs do not define their hardware class. The peak level (what the
 spec-sheet compute rate is the peak of: matrix units, vector ALUs, a CPU's SIMD) moves
 eff_compute and rows_half. A parameter whose prior width is 0 at a level has no offsets there:
 rows_half has offsets only per backend and peak (a property of a backend's matrix kernels and
@@ -48,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tokenwalk.machine import FIT_LEVELS, Efficiency
+from tokenwalk.machine import ENGINE_LEVEL, FIT_LEVELS, Efficiency
 
 __all__ = [
     "PARAMS",
@@ -66,7 +69,7 @@ __all__ = [
 ]
 
 PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts")
-LEVELS = (*FIT_LEVELS, "machine")
+LEVELS = (*FIT_LEVELS, ENGINE_LEVEL, "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
 # rows_half, eff_experts); 0: no offset at that level. Chosen by leave-one-device-out
@@ -78,6 +81,8 @@ PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "backend": (0.3, 1.0, 1.0, 3.0, 1.0),
     "kind": (0.3, 1.0, 1.0, 0.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0, 0.0),
+    "segment": (0.3, 1.0, 1.0, 0.0, 0.0),
+    ENGINE_LEVEL: (0.5, 1.0, 1.0, 0.0, 0.0),
     "machine": (0.5, 0.7, 1.0, 0.0, 0.0),
 }
 GROUP_MIN_MACHINES = 2
@@ -291,7 +296,8 @@ class HierFit:
 
 
 def _columns(design: Design, train: np.ndarray) -> tuple[list[tuple[str, str]], dict, dict]:
-    """The (level, group) offsets the training rows can fit: a group needs two machines."""
+    """The (level, group) offsets the training rows can fit: a group needs two machines, but
+    for an engine's (a wrapper's runs on one machine are still the wrapper's)."""
     members: dict[tuple[str, str], set[str]] = {}
     counts: dict[tuple[str, str], int] = {}
     for i in np.flatnonzero(train):
@@ -302,7 +308,11 @@ def _columns(design: Design, train: np.ndarray) -> tuple[list[tuple[str, str]], 
                 continue
             members.setdefault(key, set()).add(o.machine)
             counts[key] = counts.get(key, 0) + 1
-    cols = [k for k in members if k[0] == "machine" or len(members[k]) >= GROUP_MIN_MACHINES]
+    cols = [
+        k
+        for k in members
+        if k[0] in ("machine", ENGINE_LEVEL) or len(members[k]) >= GROUP_MIN_MACHINES
+    ]
     cols.sort(key=lambda k: (LEVELS.index(k[0]), k[1]))
     return cols, counts, {k: len(v) for k, v in members.items()}
 

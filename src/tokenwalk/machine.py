@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -38,11 +39,15 @@ __all__ = [
     "MAX_MEMORY_GIB",
     "timing_defaults",
     "FIT_LEVELS",
+    "ENGINE_LEVEL",
+    "DEFAULT_ENGINE",
     "default_efficiency",
     "compose_efficiency",
     "machine_vendor",
     "fit_keys",
     "peak_of",
+    "SEGMENTS",
+    "machine_segment",
     "entry_efficiency",
     "GPU_PEAKS",
     "PEAK_KINDS",
@@ -90,7 +95,13 @@ _FALLBACK = Efficiency(
     rows_half=16.0,
     source="built-in fallback",
 )
-FIT_LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend")
+FIT_LEVELS = ("vendor", "peak", "backend", "kind", "kind/backend", "segment")
+# The engine a published run went through where it is not llama.cpp itself (Ollama, llamafile):
+# an offset of the fit of its own, so that a wrapper's runs do not define their hardware class.
+# A machine of the catalogue composed from its groups is priced as llama.cpp runs it; a
+# benchmarked machine's own fit keeps the engine its runs were made with.
+ENGINE_LEVEL = "engine"
+DEFAULT_ENGINE = "llama.cpp"
 # What a spec-sheet compute rate is the peak of: a GPU's matrix units (tensor cores, XMX, WMMA,
 # Apple's Neural Accelerators) or its vector ALUs (`fp16_kind` in the catalogue); a cpu
 # backend computes at its cores' SIMD rate.
@@ -133,6 +144,11 @@ class Machine(BaseModel):
     bandwidth_gbs: float
     tflops: float | None  # GPU dense FP16 or CPU FP32 SIMD; None: unknown
     peak: str | None = None  # what `tflops` is the peak of: matrix, vector, simd (PEAK_KINDS)
+    # dense INT8 and FP4 peaks of a GPU (TOPS, TFLOPS): the rates llama.cpp's integer and FP4
+    # kernels multiply quantized weights at (`costs.timing.weight_kernel_time`); None: unknown,
+    # priced at the FP16 rate
+    int8_tops: float | None = None
+    fp4_tflops: float | None = None
     gpu_limit_bytes: float | None = None  # what the GPU may hold, where set below the memory
     disk_read_gbs: float | None = None
     load_gbs: float | None = None  # a measured cold load: file bytes / seconds
@@ -246,7 +262,7 @@ def _factors(raw: Any) -> dict[str, dict[str, dict[str, float]]]:
         raise SpecError("data/timing.yaml: factors must be a mapping of level -> group -> factors")
     out: dict[str, dict[str, dict[str, float]]] = {}
     for level, groups in raw.items():
-        if level not in FIT_LEVELS or not isinstance(groups, Mapping):
+        if level not in (*FIT_LEVELS, ENGINE_LEVEL) or not isinstance(groups, Mapping):
             raise SpecError(f"data/timing.yaml: unknown fit level '{level}'")
         out[level] = {}
         for group, f in groups.items():
@@ -314,12 +330,47 @@ def peak_of(backend: str, fp16_kind: str | None) -> str | None:
     return fp16_kind.lower() if fp16_kind else None
 
 
+# The market segment of a machine, for cross-validation that leaves out a whole class of
+# hardware (benchmarks/accuracy.py) and for the error a command quotes on a class with no runs
+# (tokenwalk.accuracy): a maker's consumer cards (GeForce for NVIDIA), its workstation and
+# data-center parts, APUs, integrated GPUs and unified-memory SoCs, Apple's, and CPUs.
+SEGMENTS = ("GeForce", "consumer", "pro/data-center", "APU/iGPU", "Apple", "CPU")
+_PRO_NAME = re.compile(
+    r"\b(rtx pro|rtx a\d+|ada generation|radeon pro|arc pro|quadro|tesla)\b", re.IGNORECASE
+)
+
+
+def machine_segment(kind: str, vendor: str, name: str, unified_memory: bool = False) -> str:
+    """A machine's class by maker and segment (one of SEGMENTS, the maker in front but for
+    Apple's): 'nvidia GeForce', 'nvidia pro/data-center', 'amd APU/iGPU', 'Apple', 'amd CPU'.
+    A card is a workstation part by its name (RTX PRO, RTX A5000, RTX 4000 Ada Generation,
+    Radeon PRO, Arc Pro, Quadro, Tesla); a GPU that shares one memory with its CPU (GB10,
+    Jetson) is counted with the APUs."""
+    kind, vendor = kind.lower(), vendor.lower()
+    if kind in ("cpu", "sbc"):
+        return f"{vendor} CPU"
+    if kind == "apple" or vendor == "apple":
+        return "Apple"
+    if kind == "igpu" or unified_memory:
+        return f"{vendor} APU/iGPU"
+    if kind == "datacenter" or _PRO_NAME.search(name):
+        return f"{vendor} pro/data-center"
+    return f"{vendor} {'GeForce' if vendor == 'nvidia' else 'consumer'}"
+
+
 def fit_keys(
-    vendor: str, kind: str, backend: str, slug: str = "", peak: str | None = None
+    vendor: str,
+    kind: str,
+    backend: str,
+    slug: str = "",
+    peak: str | None = None,
+    engine: str = DEFAULT_ENGINE,
+    segment: str = "",
 ) -> dict[str, str]:
     """The groups a machine belongs to in the fit, level by level. A CPU's vendor group is
     kept apart from the same maker's GPUs (`amd-cpu`); `peak` (`peak_of`) is left out when
-    not known."""
+    not known, and the engine when it is llama.cpp itself (`ENGINE_LEVEL`); `segment` is the
+    maker's segment (`machine_segment`: 'amd APU/iGPU', 'nvidia GeForce')."""
     kind, backend = kind.lower(), backend.lower()
     keys = {
         "vendor": f"{vendor}-cpu" if kind == "cpu" else vendor,
@@ -327,6 +378,8 @@ def fit_keys(
         "backend": backend,
         "kind": kind,
         "kind/backend": f"{kind}/{backend}",
+        "segment": segment,
+        ENGINE_LEVEL: "" if engine == DEFAULT_ENGINE else engine,
     }
     if slug:
         keys["machine"] = slug
@@ -353,13 +406,19 @@ def compose_efficiency(keys: Mapping[str, str], d: TimingDefaults | None = None)
 
 
 def default_efficiency(
-    slug: str | None, kind: str, backend: str, vendor: str, *, peak: str | None
+    slug: str | None,
+    kind: str,
+    backend: str,
+    vendor: str,
+    *,
+    peak: str | None,
+    segment: str = "",
 ) -> Efficiency:
     """Shipped efficiencies for a machine: its own fit, else composed from its groups."""
     d = timing_defaults()
     if slug and slug in d.machines:
         return d.machines[slug]
-    return compose_efficiency(fit_keys(vendor, kind, backend, peak=peak), d)
+    return compose_efficiency(fit_keys(vendor, kind, backend, peak=peak, segment=segment), d)
 
 
 # -- user files -------------------------------------------------------------------------------
@@ -449,7 +508,9 @@ def entry_efficiency(
     if own is not None and not changed:
         return own, peak
     slug = None if changed else entry.slug
-    return default_efficiency(slug, (kind or entry.kind).lower(), b, maker, peak=peak), peak
+    k = (kind or entry.kind).lower()
+    segment = machine_segment(k, maker, entry.name, bool(entry.unified_memory))
+    return default_efficiency(slug, k, b, maker, peak=peak, segment=segment), peak
 
 
 def _check_peak(tflops_kind: str | None, backend: str) -> None:
@@ -486,6 +547,7 @@ def resolve_machine(
     gpu_limit: float | None = None,
     tflops_kind: str | None = None,
     vendor: str | None = None,
+    int8_tops: float | None = None,
 ) -> Machine:
     """A named machine (catalogue or user file), optionally overridden by inline numbers, or a
     machine given only inline (`--bandwidth` at least; `--tflops` for prefill). `tflops_kind`
@@ -493,10 +555,15 @@ def resolve_machine(
     `fp16_kind` otherwise); `vendor` who made an inline machine's chip (one of VENDORS), so
     that it borrows its maker's factors of the fit as a named machine does.
 
+    `int8_tops` is a GPU's dense INT8 rate (TOPS), at which llama.cpp's CUDA, ROCm and Vulkan
+    kernels multiply quantized weights in prefill; a named machine's catalogue figure otherwise.
+
     Inline `memory` and `gpu_limit` are GiB (2^30 bytes), the unit a "24 GB" card or a "16 GB"
     Mac is sold in; bandwidth is decimal GB/s and compute TFLOPS.
     """
     _check_numbers(bandwidth, tflops, memory, gpu_limit)
+    if int8_tops is not None and not (0 < int8_tops <= MAX_TFLOPS):
+        raise InputError(f"--int8-tops must be in (0, {MAX_TFLOPS:,.0f}] TOPS, not {int8_tops:g}")
     if tflops_kind is not None and tflops_kind.lower() not in GPU_PEAKS:
         raise InputError(f"--tflops-kind must be matrix or vector, not '{tflops_kind}'")
     if vendor is not None and vendor.lower() not in VENDORS:
@@ -534,6 +601,8 @@ def resolve_machine(
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
             tflops=tflops if tflops is not None else entry.tflops_for(b),
             peak=peak,
+            int8_tops=int8_tops if int8_tops is not None else entry.int8_tops,
+            fp4_tflops=entry.fp4_tflops,
             gpu_limit_bytes=limit_bytes,
             disk_read_gbs=entry.disk_read_gbs,
             load_gbs=entry.load_gbs,
@@ -570,7 +639,10 @@ def resolve_machine(
             bandwidth_gbs=bandwidth,
             tflops=tflops,
             peak=peak,
+            int8_tops=int8_tops,
             gpu_limit_bytes=limit_bytes,
-            fit=default_efficiency(None, k, b, vendor, peak=peak),
+            fit=default_efficiency(
+                None, k, b, vendor, peak=peak, segment=machine_segment(k, vendor, "")
+            ),
         )
     )

@@ -115,6 +115,7 @@ class SystemSpec(BaseModel):
     bandwidth: float | None = None
     tflops: float | None = None
     tflops_kind: str | None = None  # matrix or vector: what --tflops is the peak of
+    int8_tops: float | None = None  # a GPU's dense INT8 rate, TOPS
     vendor: str | None = None  # who made an inline machine's chip (machine.VENDORS)
     memory: float | None = None  # GiB
     gpu_limit: float | None = None  # GiB
@@ -307,6 +308,7 @@ def resolve_system(spec: SystemSpec) -> System:
         bandwidth=spec.bandwidth,
         tflops=spec.tflops,
         tflops_kind=spec.tflops_kind,
+        int8_tops=spec.int8_tops,
         vendor=spec.vendor,
         memory=spec.memory,
         backend=spec.backend,

@@ -19,6 +19,7 @@ __all__ = [
     "MachineOpt",
     "BandwidthOpt",
     "TflopsOpt",
+    "Int8Opt",
     "MemoryOpt",
     "GpuLimitOpt",
     "BackendOpt",
@@ -60,7 +61,9 @@ TflopsOpt = Annotated[
     typer.Option(
         "--tflops",
         help="Compute rate, TFLOPS: dense FP16 on a GPU, FP32 SIMD on a cpu backend "
-        "(overrides the named machine's).",
+        "(overrides the named machine's). A GeForce spec sheet gives two tensor FP16 figures: "
+        "this is the lower, with FP32 accumulation (half the FP16-accumulate one); a "
+        "workstation or data-center card's dense FP16 figure as printed (not the sparse one).",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
@@ -74,6 +77,19 @@ TflopsKindOpt = Annotated[
         "Default: the named machine's; not known for an inline machine.",
         show_default=False,
         metavar="matrix|vector",
+        rich_help_panel=SYSTEM_PANEL,
+    ),
+]
+Int8Opt = Annotated[
+    float | None,
+    typer.Option(
+        "--int8-tops",
+        help="Dense INT8 rate of a GPU, TOPS (not the sparse figure): llama.cpp's CUDA, ROCm "
+        "and Vulkan prefill multiplies quantized weights on integer kernels at this rate "
+        "(NVIDIA from Turing on: twice the dense FP16-accumulate rate). Default: the named "
+        "machine's; for an inline machine none, and quantized weights count at --tflops.",
+        show_default=False,
+        metavar="TOPS",
         rich_help_panel=SYSTEM_PANEL,
     ),
 ]
@@ -156,6 +172,7 @@ _SYSTEM_OPTIONS: dict[str, tuple[Any, Any]] = {
     "bandwidth": (BandwidthOpt, None),
     "tflops": (TflopsOpt, None),
     "tflops_kind": (TflopsKindOpt, None),
+    "int8_tops": (Int8Opt, None),
     "memory": (MemoryOpt, None),
     "gpu_limit": (GpuLimitOpt, None),
     "backend": (BackendOpt, None),

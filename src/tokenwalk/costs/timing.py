@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +78,11 @@ __all__ = [
     "weight_row_flops",
     "matrix_flops",
     "matrix_row_flops",
+    "Peaks",
+    "INT8_KERNEL_BACKENDS",
+    "FP4_KERNEL_BACKENDS",
+    "weight_types",
+    "weight_kernel_time",
     "CPU_KERNEL_TIME",
     "cpu_kernel_time",
     "MATVEC_MAX_BATCH",
@@ -85,6 +90,9 @@ __all__ = [
     "recurrent_flops",
     "pass_work",
     "pass_seconds",
+    "OVERHEAD_REF_GBS",
+    "OVERHEAD_BW_EXPONENT",
+    "overhead_scale",
     "pass_cost",
     "expert_compute",
     "experts_at_dense_rate",
@@ -124,6 +132,15 @@ RECURRENT_LAYER_OVERHEAD = 2.0
 # Llama 2 7B: 998 nodes for 32 layers. A model of an architecture never measured counts its
 # layers, a scan layer RECURRENT_LAYER_OVERHEAD times, as before the counts were measured.
 LLAMA_LAYER_NODES = 998 / 32
+# The fixed cost of a layer is not all launch latency: it also runs the layer's small kernels
+# (norms, rope, softmax, copies, the router), whose time falls as the memory they stream gets
+# faster. A machine's per-layer cost is its fitted overhead_per_layer_s, which is the cost at
+# OVERHEAD_REF_GBS, times (OVERHEAD_REF_GBS / bandwidth)^OVERHEAD_BW_EXPONENT
+# (`overhead_scale`). The exponent was chosen by cross-validation among 0, 0.5 and 1
+# (docs/timing-model.md): without it a card never benchmarked borrowed its class's cost, set by
+# slower cards, and a small model decoded slower on an RTX 5090 than on the 4090.
+OVERHEAD_REF_GBS = 1000.0
+OVERHEAD_BW_EXPONENT = 0.5
 # The time llama.cpp's CPU kernels take to multiply a weight of each type in a prefill pass,
 # relative to a Q4_K weight of as many elements: pp512 of one model quantized --pure to each type,
 # one thread of the project's own Xeon (AVX-512; scripts/cpu_kernels.py, tests/data/cpu-kernels,
@@ -178,7 +195,9 @@ _PRODUCT_ROLES = frozenset(
 )
 
 
-def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> float:
+def _mean_kernel_time(
+    model: Model, table: dict[str, float], *, head: bool, default: float = 1.0
+) -> float:
     """`table`'s time of each weight product's type, averaged over the weights a token
     multiplies (the routed experts by the share a token wakes; the output head, `head_tensors`,
     only with `head`). Unknown types 1."""
@@ -187,12 +206,28 @@ def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> f
         if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
             continue
         active = t.n_elements * tensor_read_fraction(model, t, 1)
-        num += active * table.get(t.type_name, 1.0)
+        num += active * table.get(t.type_name, default)
         den += active
     for t in head_tensors(model) if head else ():
-        num += t.n_elements * table.get(t.type_name, 1.0)
+        num += t.n_elements * table.get(t.type_name, default)
         den += t.n_elements
-    return num / den if den else 1.0
+    return num / den if den else default
+
+
+FLOAT_TYPES = frozenset({"F32", "F16", "BF16"})  # weights a GPU multiplies at its FP16 rate
+FP4_TYPES = frozenset({"MXFP4", "NVFP4"})
+
+
+@per_model
+def weight_types(model: Model) -> tuple[float, float, float]:
+    """(quantized integer types, FP4 types, F16): shares of the weights a token multiplies
+    (routed experts by the share a token wakes, the output head left out, as
+    `cpu_kernel_time`), by the kind of kernel a GPU runs them on (`weight_kernel_time`)."""
+    floats = dict.fromkeys(FLOAT_TYPES | FP4_TYPES, 0.0)
+    quant = _mean_kernel_time(model, floats, head=False, default=1.0)
+    fp4 = _mean_kernel_time(model, dict.fromkeys(FP4_TYPES, 1.0), head=False, default=0.0)
+    f16 = _mean_kernel_time(model, {"F16": 1.0}, head=False, default=0.0)
+    return quant, fp4, f16
 
 
 def cpu_matvec_kernels(tokens: int) -> bool:
@@ -453,6 +488,11 @@ class PassWork(BaseModel):
     # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
     # or `cpu_matvec_time` for a pass of one token: a CPU's mat-vec kernels)
     cpu_kernel_time: float = 1.0
+    # shares of the weight products' FLOPs in quantized integer types (on a GPU's integer
+    # kernels) and in FP4 types (MXFP4, NVFP4): `weight_types`; the rest is F16 / BF16 / F32
+    int8_share: float = 0.0
+    fp4_share: float = 0.0
+    f16_share: float = 0.0  # of the rest, F16 weights (cuBLAS accumulates them in FP16)
 
     @property
     def overhead_layers(self) -> float:
@@ -538,6 +578,9 @@ def pass_work(
         recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
         layer_weight=model.layer_nodes / LLAMA_LAYER_NODES if model.layer_nodes else None,
         cpu_kernel_time=kernel,
+        int8_share=weight_types(model)[0],
+        fp4_share=weight_types(model)[1],
+        f16_share=weight_types(model)[2],
     )
 
 
@@ -558,6 +601,12 @@ class PassCost(BaseModel):
     unhidden: float = 0.0  # share of compute_s that does not hide (`unhidden_share`): 1 = the sum
 
 
+def overhead_scale(bandwidth_gbs: float) -> float:
+    """(OVERHEAD_REF_GBS / bandwidth)^OVERHEAD_BW_EXPONENT: how many times a machine's fixed
+    per-layer cost is its fitted overhead_per_layer_s (the cost at OVERHEAD_REF_GBS)."""
+    return (OVERHEAD_REF_GBS / bandwidth_gbs) ** OVERHEAD_BW_EXPONENT
+
+
 def pass_seconds(
     bytes_: float,
     flops: float,
@@ -575,7 +624,7 @@ def pass_seconds(
         memory_s   = B / (BW x eff_bw)
         expert_s   = (F_x + rows_half x R_x) / (FLOPS x eff_compute x eff_experts)
         compute_s  = (F - F_x + rows_half x (R - R_x)) / (FLOPS x eff_compute) + expert_s
-        overhead_s = L x overhead_per_layer_s
+        overhead_s = L x overhead_per_layer_s x (OVERHEAD_REF_GBS / BW)^OVERHEAD_BW_EXPONENT
 
     L = `overhead_layers`, the decoding layers in llama layers of llama.cpp's compute graph
     (`PassWork.overhead_layers`: graph nodes per layer over LLAMA_LAYER_NODES; a scan layer
@@ -589,13 +638,13 @@ def pass_seconds(
     Bandwidth in GB/s (1e9), compute in TFLOPS (1e12); an unknown compute rate (None) leaves
     the compute term out, which only a memory-bound pass can afford."""
     memory_s = bytes_ / (bandwidth_gbs * 1e9 * fit.eff_bw)
+    overhead_s = overhead_layers * fit.overhead_per_layer_s * overhead_scale(bandwidth_gbs)
     if not tflops:
-        return memory_s, 0.0, 0.0, overhead_layers * fit.overhead_per_layer_s
+        return memory_s, 0.0, 0.0, overhead_s
     rate = tflops * 1e12 * fit.eff_compute
     h = fit.rows_half
     expert_s = (expert_flops + h * expert_row_flops) / (rate * fit.eff_experts)
     dense_s = (flops - expert_flops + h * (row_flops - expert_row_flops)) / rate
-    overhead_s = overhead_layers * fit.overhead_per_layer_s
     return memory_s, dense_s + expert_s, expert_s, overhead_s
 
 
@@ -623,38 +672,95 @@ def unhidden_share(work: PassWork, backend: str) -> float:
     return 1.0 / (work.n_tokens * work.streams)
 
 
-def matrix_flops(work: PassWork, backend: str = "") -> float:
+class Peaks(NamedTuple):
+    """A GPU's peak rates for the kernels llama.cpp multiplies weights with: dense FP16
+    (`tflops`, the rate the compute term divides by), dense INT8 (tensor cores, WMMA, MFMA,
+    integer dot products) and dense FP4 (Blackwell); None where not known."""
+
+    tflops: float | None
+    int8_tops: float | None = None
+    fp4_tflops: float | None = None
+
+    @classmethod
+    def of(cls, machine: Machine) -> Peaks:
+        return cls(machine.tflops, machine.int8_tops, machine.fp4_tflops)
+
+
+# Backends whose prefill multiplies quantized weights on integer kernels: CUDA's MMQ (INT8 MMA
+# from Turing on, `ggml_cuda_should_use_mmq` in ggml-cuda/mmq.cu; DP4A before), ROCm's MMQ
+# (MFMA on CDNA, WMMA on RDNA3 and 4), Vulkan's `mul_mmq` (integer dot products or integer
+# cooperative matrices, chosen whenever a q8_1 pipeline exists for the type). Metal, SYCL and
+# OpenCL dequantize to FP16 and multiply at the FP16 rate.
+INT8_KERNEL_BACKENDS = frozenset({"cuda", "rocm", "vulkan"})
+# Backends whose MXFP4 / NVFP4 weights run on FP4 units where the GPU has them: CUDA on
+# Blackwell, whose MMQ defaults to 4-bit activations for these types (W4A4,
+# `ggml_cuda_mmq_get_prec_src1`).
+FP4_KERNEL_BACKENDS = frozenset({"cuda"})
+# Backends whose F16 weight products accumulate in FP16 (cuBLAS with CUBLAS_COMPUTE_16F): on a
+# GeForce card twice its FP32-accumulate figure, half its dense INT8 rate.
+FP16_ACCUMULATE_BACKENDS = frozenset({"cuda"})
+
+
+def matrix_flops(work: PassWork, backend: str = "", peaks: Peaks | None = None) -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
-    they count, and do not hide under the read (`unhidden_share`). A CPU's weight products count
-    `PassWork.cpu_kernel_time` times (the kernel of each weight type, relative to Q4_K's: the
-    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
+    they count, and do not hide under the read (`unhidden_share`). The weight products count
+    `weight_kernel_time` times: on a CPU the kernel of each weight type relative to Q4_K's, on
+    a GPU each weight at the peak of the kernel that multiplies it, relative to FP16."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
-    return work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
+    return work.attention_flops + weight_kernel_time(work, backend, peaks) * work.matmul_flops
 
 
-def weight_kernel_time(work: PassWork, backend: str) -> float:
-    """How many times the weight products' FLOPs count in the compute term: on a CPU
-    `PassWork.cpu_kernel_time` (its kernels for the weights' types, relative to Q4_K's), 1 on
-    a GPU, whose matrix kernels the fitted rate already describes."""
-    return work.cpu_kernel_time if backend == "cpu" else 1.0
+def weight_kernel_time(work: PassWork, backend: str, peaks: Peaks | None = None) -> float:
+    """How many times the weight products' FLOPs count in the compute term (which divides by
+    the FP16 rate):
+
+        on a CPU:  PassWork.cpu_kernel_time (its kernels for the weights' types, vs Q4_K's)
+        on a GPU:  (1 - q - x - h) + q x FP16 / INT8 + x x FP16 / FP4 + h x FP16 / FP16acc
+
+    with q the share of the weight products on integer kernels (`PassWork.int8_share`:
+    quantized types on an INT8_KERNEL_BACKENDS backend), x the share of FP4 types
+    (`PassWork.fp4_share`, at the FP4 rate on FP4_KERNEL_BACKENDS, else the INT8 one), h the
+    share of F16 weights, which CUDA's cuBLAS multiplies with FP16 accumulation
+    (`batched_mul_mat_traits<GGML_TYPE_F16>`: CUBLAS_COMPUTE_16F) at FP16acc = INT8 / 2 (NVIDIA
+    from Turing on; twice a GeForce card's FP32-accumulate FP16 figure, a pro card's FP16
+    figure itself), and BF16 and F32 weights at the FP16 rate. A rate not known counts as
+    FP16's."""
+    if backend == "cpu":
+        return work.cpu_kernel_time
+    if peaks is None or not peaks.tflops:
+        return 1.0
+    fp16 = peaks.tflops
+    int8 = peaks.int8_tops if backend in INT8_KERNEL_BACKENDS and peaks.int8_tops else fp16
+    fp4 = peaks.fp4_tflops if backend in FP4_KERNEL_BACKENDS and peaks.fp4_tflops else int8
+    acc16 = max(fp16, int8 / 2.0) if backend in FP16_ACCUMULATE_BACKENDS else fp16
+    q, x, h = work.int8_share, work.fp4_share, work.f16_share
+    return (1.0 - q - x - h) + q * fp16 / int8 + x * fp16 / fp4 + h * fp16 / acc16
 
 
-def matrix_row_flops(work: PassWork, backend: str = "") -> float:
-    """R of the compute term: `PassWork.row_flops` on a GPU, `cpu_row_flops` on a CPU, where a
-    product of one row (decoding, the head's last logit) runs at 1 / (1 + rows_half) of the
-    rate a large product reaches."""
-    return work.cpu_row_flops if backend == "cpu" else work.row_flops
+def matrix_row_flops(work: PassWork, backend: str = "", peaks: Peaks | None = None) -> float:
+    """R of the compute term: `PassWork.row_flops` on a GPU (its weight products'
+    `weight_kernel_time` times), `cpu_row_flops` on a CPU, where a product of one row
+    (decoding, the head's last logit) runs at 1 / (1 + rows_half) of the rate a large product
+    reaches."""
+    if backend == "cpu":
+        return work.cpu_row_flops
+    if not work.row_flops:
+        return 0.0
+    attention = work.attention_flops / (work.streams * work.n_tokens)
+    k = weight_kernel_time(work, backend, peaks)
+    return attention + k * (work.row_flops - attention)
 
 
-def expert_compute(work: PassWork) -> tuple[float, float]:
+def expert_compute(work: PassWork, kernel_time: float = 1.0) -> tuple[float, float]:
     """(F_x, R_x): the routed-expert products' part of the compute term's F and R (0 for a pass
-    on mat-vec kernels, hidden under the weight read)."""
+    on mat-vec kernels, hidden under the weight read), counted `kernel_time` times
+    (`weight_kernel_time`)."""
     if work.matvec:
         return 0.0, 0.0
-    return work.expert_flops, work.expert_row_flops
+    return kernel_time * work.expert_flops, kernel_time * work.expert_row_flops
 
 
 def experts_at_dense_rate(backend: str) -> bool:
@@ -675,11 +781,12 @@ def compute_fit(fit: Efficiency, backend: str) -> Efficiency:
 def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     """A pass's work on a machine: its memory, compute and overhead terms and what bound it
     (`pass_seconds` with the machine's rates, efficiencies and backend)."""
-    expert_x, expert_rx = expert_compute(work)
+    peaks = Peaks.of(machine)
+    expert_x, expert_rx = expert_compute(work, weight_kernel_time(work, machine.backend, peaks))
     mem, comp, expert, over = pass_seconds(
         work.bytes,
-        matrix_flops(work, machine.backend),
-        matrix_row_flops(work, machine.backend),
+        matrix_flops(work, machine.backend, peaks),
+        matrix_row_flops(work, machine.backend, peaks),
         work.overhead_layers,
         machine.bandwidth_gbs,
         machine.tflops,
@@ -937,12 +1044,12 @@ def decode_report(
         flops_per_token=w.flops / parallel,
         memory_s=cost.memory_s,
         compute_s=cost.compute_s,
-        compute_flops=matrix_flops(w, machine.backend),
-        row_flops=matrix_row_flops(w, machine.backend),
+        compute_flops=matrix_flops(w, machine.backend, Peaks.of(machine)),
+        row_flops=matrix_row_flops(w, machine.backend, Peaks.of(machine)),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
         unhidden=cost.unhidden,
-        kernel_time=weight_kernel_time(w, machine.backend),
+        kernel_time=weight_kernel_time(w, machine.backend, Peaks.of(machine)),
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
@@ -1093,7 +1200,8 @@ def prefill_report(
             kernel_time=kernel,
         )
         cost = pass_cost(work, machine)
-        fx, rx = expert_compute(work)
+        k = weight_kernel_time(work, machine.backend, Peaks.of(machine))
+        fx, rx = expert_compute(work, k)
         chunks.append(
             PrefillChunk(
                 index=i,
@@ -1108,12 +1216,12 @@ def prefill_report(
                 weight_read_bytes=work.weight_bytes,
                 read_bytes=work.bytes,
                 flops=work.flops,
-                row_flops=matrix_row_flops(work, machine.backend),
+                row_flops=matrix_row_flops(work, machine.backend, Peaks.of(machine)),
                 expert_flops=fx,
                 expert_row_flops=rx,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
-                kernel_time=weight_kernel_time(work, machine.backend),
+                kernel_time=k,
                 unhidden=cost.unhidden,
             )
         )

@@ -249,10 +249,13 @@ def _routed(eff_experts: float) -> str:
     return f", a routed expert's at {_p(eff_experts)} of that" if eff_experts != 1.0 else ""
 
 
-def _layers(overhead_s: float, fit: Efficiency) -> str:
-    """L of the overhead term, overhead_s = L x overhead per layer (`PassWork.overhead_layers`,
-    a float when a scan layer counts a fraction more)."""
-    per = fit.overhead_per_layer_s
+def _layers(overhead_s: float, fit: Efficiency, bandwidth_gbs: float) -> str:
+    """L of the overhead term, overhead_s = L x overhead per layer x the bandwidth's scale
+    (`PassWork.overhead_layers`, a float when a scan layer counts a fraction more;
+    `timing.overhead_scale`)."""
+    from tokenwalk.costs.timing import overhead_scale
+
+    per = fit.overhead_per_layer_s * overhead_scale(bandwidth_gbs)
     return f"{overhead_s / per:,.4g}" if per else "0"
 
 
@@ -301,15 +304,21 @@ def _time_steps(
         steps.append(
             Step("compute", "(F + rows_half x R) / (FLOPS x eff_compute)", "", _s(compute_s))
         )
-    from tokenwalk.costs.timing import LLAMA_LAYER_NODES
+    from tokenwalk.costs.timing import (
+        LLAMA_LAYER_NODES,
+        OVERHEAD_BW_EXPONENT,
+        OVERHEAD_REF_GBS,
+        overhead_scale,
+    )
 
-    layers = _layers(overhead_s, fit)
+    layers = _layers(overhead_s, fit, bandwidth_gbs)
     steps.append(
         Step(
             "overhead",
-            "L x overhead per layer (L: llama.cpp's graph nodes / "
-            f"{LLAMA_LAYER_NODES:.1f}, a llama layer's)",
-            f"{layers} x {_s(fit.overhead_per_layer_s)}",
+            "L x overhead per layer x (REF / BW)^a (L: llama.cpp's graph nodes / "
+            f"{LLAMA_LAYER_NODES:.1f}, a llama layer's; the per-layer cost at REF "
+            f"{OVERHEAD_REF_GBS:,.0f} GB/s, a = {OVERHEAD_BW_EXPONENT:g})",
+            f"{layers} x {_s(fit.overhead_per_layer_s)} x {overhead_scale(bandwidth_gbs):.3g}",
             _s(overhead_s),
         )
     )

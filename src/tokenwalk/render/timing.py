@@ -79,6 +79,11 @@ def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
     cv = e.cross_validated
     devices = "devices" if e.group == "all" else f"{e.group} devices"
     never = f"on {devices} never measured (each left out of the fit, {count(cv.n_rows)} runs)"
+    if e.left_out == "class":
+        never = (
+            "on classes of hardware never measured (each class's runs left out of the fit in "
+            f"turn, {count(cv.n_rows)} runs)"
+        )
     own = e.in_sample
     if own is None:
         return (
