@@ -679,6 +679,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "the runs `cross_validated` is of: the machine's class (gpu, igpu, ...), or `all` where "
         "its class has fewer than 5",
     ),
+    "left_out": (
+        None,
+        "",
+        "what cross-validation left out of the fit: `device` (each device in turn), or `class` "
+        "for a machine of a class the data has no runs of (each class in turn)",
+    ),
     "median_pct": ("float | null", "%", "median of |predicted / measured - 1|"),
     "p90_pct": ("float | null", "%", "90th percentile of |predicted / measured - 1|"),
     "signed_median_pct": ("float | null", "%", "median of predicted / measured - 1"),
@@ -768,6 +774,14 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "the machine entry --write stores, keys as in a machine file (null with --no-measure)",
     ),
     "fp16_vector_tflops": ("float | null", "TFLOPS", "FP16 rate of the shader ALUs"),
+    "int8_tops": (
+        "float | null",
+        "TOPS",
+        "dense INT8 rate of the GPU, at which llama.cpp's CUDA, ROCm and Vulkan prefill multiplies "
+        "quantized weights",
+    ),
+    "fp4_tflops": ("float | null", "TFLOPS", "dense FP4 rate of the GPU (Blackwell)"),
+    "int8_source": ("str | null", "", "where `int8_tops` and `fp4_tflops` come from"),
     "cpu_bandwidth_gbs": ("float | null", "GB/s", "the CPU's read bandwidth, measured"),
     "written_to": ("str | null", "", "the machine file written (null: not written)"),
 }
