@@ -523,6 +523,7 @@ def test_the_fit_prices_a_pass_as_the_commands_do(slug, quant, machine):
     common = dict(
         label="t", machine=m.slug, kind=m.kind, backend=m.backend, vendor=m.vendor,
         bandwidth_gbs=m.bandwidth_gbs, tflops=m.tflops, tok_s=1.0, peak=m.peak,
+        int8_tops=m.int8_tops, fp4_tflops=m.fp4_tflops,
     )  # fmt: skip
     dec = observation(model, phase="decode", n_tokens=128, **common)
     pre = observation(model, phase="prefill", n_tokens=2048, **common)

@@ -33,14 +33,15 @@ def test_inline_machine_gets_its_group_fit():
     m = resolve_machine(None, bandwidth=400, tflops=10, kind="apple", backend="metal")
     assert m.slug == "custom"
     d = timing_defaults()
-    assert m.fit == compose_efficiency(fit_keys("apple", "apple", "metal"))
-    assert "apple/metal" in m.fit.source
+    assert m.fit == compose_efficiency(fit_keys("apple", "apple", "metal", segment="Apple"))
+    assert "apple/metal" in m.fit.source and "segment Apple" in m.fit.source
     assert m.fit.eff_bw == pytest.approx(
         d.global_fit.eff_bw
         * d.factors["vendor"]["apple"]["eff_bw"]
         * d.factors["backend"]["metal"]["eff_bw"]
         * d.factors["kind"]["apple"]["eff_bw"]
         * d.factors["kind/backend"]["apple/metal"]["eff_bw"]
+        * d.factors["segment"]["Apple"]["eff_bw"]
     )
     # an unseen combination borrows from the groups it has: cpu backend, no sbc group
     m2 = resolve_machine(None, bandwidth=50, tflops=1, kind="sbc", backend="cpu")
@@ -259,7 +260,11 @@ def test_an_inline_machine_borrows_the_factors_of_the_maker_it_names():
     made = resolve_machine(None, vendor="AMD", **kw)
     assert (plain.vendor, made.vendor) == ("other", "amd")
     assert "vendor" not in plain.fit.source and "vendor amd" in made.fit.source
-    assert made.fit.eff_compute == pytest.approx(plain.fit.eff_compute * amd["eff_compute"])
+    # and the segment of that maker's iGPUs (machine_segment)
+    apu = timing_defaults().factors["segment"]["amd APU/iGPU"]
+    assert made.fit.eff_compute == pytest.approx(
+        plain.fit.eff_compute * amd["eff_compute"] * apu["eff_compute"]
+    )
     # a CPU's maker is a group of its own
     cpu = resolve_machine(None, bandwidth=90, tflops=1, backend="cpu", vendor="amd")
     assert "vendor amd-cpu" in cpu.fit.source

@@ -11,6 +11,7 @@ from tokenwalk.costs.timing import (
     cpu_matvec_kernels,
     cpu_matvec_time,
     decode_report,
+    overhead_scale,
     pass_time,
     pass_work,
     prefill_chunks,
@@ -443,7 +444,8 @@ def test_a_recurrent_layer_pays_the_fixed_cost_twice_where_the_graph_was_never_m
     assert (w.n_layers, w.recurrent_layers) == (40, 30)
     assert w.overhead_layers == 40 + (RECURRENT_LAYER_OVERHEAD - 1) * 30 == 70
     step = pass_time(hybrid, laptop, 1, 1024)
-    assert step.overhead_s == pytest.approx(70 * laptop.fit.overhead_per_layer_s)
+    scale = overhead_scale(laptop.bandwidth_gbs)  # the per-layer cost at its bandwidth
+    assert step.overhead_s == pytest.approx(70 * laptop.fit.overhead_per_layer_s * scale)
     dense = replace(load_model("llama-3.1-8b", "Q4_K_M").model, layer_nodes=None)
     assert pass_work(dense, 1, 1024).overhead_layers == 32
     conv = replace(load_model("lfm2-8b-a1b", "Q4_K_M").model, layer_nodes=None)
@@ -469,7 +471,10 @@ def test_the_fixed_cost_counts_llama_cpps_graph_nodes(laptop):
     hybrid = load_model("qwen3.6-35b-a3b", "Q4_K_M").model
     step = pass_time(hybrid, laptop, 1, 1024)
     assert step.overhead_s == pytest.approx(
-        3787 / LLAMA_LAYER_NODES * laptop.fit.overhead_per_layer_s
+        3787
+        / LLAMA_LAYER_NODES
+        * laptop.fit.overhead_per_layer_s
+        * overhead_scale(laptop.bandwidth_gbs)
     )
 
 

@@ -136,7 +136,7 @@ LLAMA_LAYER_NODES = 998 / 32
 # (norms, rope, softmax, copies, the router), whose time falls as the memory they stream gets
 # faster. A machine's per-layer cost is its fitted overhead_per_layer_s, which is the cost at
 # OVERHEAD_REF_GBS, times (OVERHEAD_REF_GBS / bandwidth)^OVERHEAD_BW_EXPONENT
-# (`overhead_scale`). The exponent was chosen by cross-validation among 0, 0.5 and 1
+# (`overhead_scale`). The exponent is a middle ground, not yet chosen by cross-validation
 # (docs/timing-model.md): without it a card never benchmarked borrowed its class's cost, set by
 # slower cards, and a small model decoded slower on an RTX 5090 than on the 4090.
 OVERHEAD_REF_GBS = 1000.0
