@@ -37,7 +37,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cpu_ground_truth import cpu_flags, lscpu_summary, sha256, utc_now, wait_for_quiet  # noqa: E402
+from cpu_ground_truth import (  # noqa: E402
+    cpu_flags,
+    log_lines,
+    lscpu_summary,
+    sha256,
+    utc_now,
+    wait_for_quiet,
+)
 from measure_host import GIB, loadavg  # noqa: E402
 
 
@@ -119,22 +126,7 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
                 f"| {m['file']} | {r['pp']} | {r['tg']} | {r['pl']} | {r['speed_pp']:.2f} | "
                 f"{r['speed_tg']:.2f} |"
             )
-    lines += [
-        "",
-        "## Commands and load averages (1, 5, 15 min)",
-        "",
-        "| output | started (UTC) | wall s | load at start | load at end | waited s |",
-        "|---|---|---:|---|---|---:|",
-    ]
-    for r in log:
-        forced = " (ran despite load)" if r["ran_despite_load"] else ""
-        lines.append(
-            f"| {r['output']} | {r['started_utc']} | {r['wall_s']} | {r['loadavg_at_start']}"
-            f"{forced} | {r['loadavg_at_end']} | {r['waited_s']} |"
-        )
-    lines += ["", "Commands, in order:", "", "```"]
-    lines += [r["command"] for r in log]
-    lines += ["```", ""]
+    lines += log_lines(log)
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
 
 

@@ -255,7 +255,13 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict], host: dict | 
         for n, per in host["gemm_gflops"]["n"].items():
             for t, s in per.items():
                 lines.append(f"| {n} | {t} | {s['min']} | {s['median']} | {s['max']} |")
-    lines += [
+    lines += log_lines(log)
+    (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def log_lines(log: list[dict[str, Any]]) -> list[str]:
+    """The README's last section: each command's load averages, then the commands in order."""
+    lines = [
         "",
         "## Commands and load averages (1, 5, 15 min)",
         "",
@@ -268,10 +274,7 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict], host: dict | 
             f"| {r['output']} | {r['started_utc']} | {r['wall_s']} | {r['loadavg_at_start']}"
             f"{forced} | {r['loadavg_at_end']} | {r['waited_s']} |"
         )
-    lines += ["", "Commands, in order:", "", "```"]
-    lines += [r["command"] for r in log]
-    lines += ["```", ""]
-    (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
+    return [*lines, "", "Commands, in order:", "", "```", *(r["command"] for r in log), "```", ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

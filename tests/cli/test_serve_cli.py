@@ -50,43 +50,12 @@ def test_the_table_and_chart(capsys):
 
 
 def test_rate_simulates_the_server(capsys):
-    r = run_json(
-        capsys,
-        "serve",
-        "llama-3.1-8b",
-        "-m",
-        "rtx-4090",
-        "--prompt",
-        "1k",
-        "-n",
-        "128",
-        "-u",
-        "4",
-        "--rate",
-        "2",
-        "--requests",
-        "50",
-    )
+    argv = ("serve", "llama-3.1-8b", "-m", "rtx-4090", "--prompt", "1k", "-n", "128", "-u", "4")
+    r = run_json(capsys, *argv, "--rate", "2", "--requests", "50")
     sim = r["simulation"]
     assert sim["n_requests"] == 50 and sim["slots"] == 4
     assert 0 < sim["ttft_median_s"] <= sim["ttft_p95_s"]
-    again = run_json(
-        capsys,
-        "serve",
-        "llama-3.1-8b",
-        "-m",
-        "rtx-4090",
-        "--prompt",
-        "1k",
-        "-n",
-        "128",
-        "-u",
-        "4",
-        "--rate",
-        "2",
-        "--requests",
-        "50",
-    )
+    again = run_json(capsys, *argv, "--rate", "2", "--requests", "50")  # seeded: the same
     assert again["simulation"] == sim
 
 
@@ -163,3 +132,11 @@ def test_a_chat_is_the_prompt(capsys):
     assert r["prompt_tokens"] > 1000
     assert main(["serve", "qwen3-0.6b", "-m", "rtx-4090", *chat, "--prompt", "5"]) == 2
     assert "one way" in capsys.readouterr().err
+
+
+def test_no_users_is_refused_under_its_own_name(capsys):
+    from tokenwalk.cli import main
+
+    assert main(["serve", "qwen3-8b", "-m", "rtx-4090", "--prompt", "1k", "--users", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--users must be at least 1" in err and "--parallel" not in err

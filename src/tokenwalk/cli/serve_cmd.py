@@ -172,6 +172,8 @@ def serve(
         raise InputError(
             "give the prompt: --prompt N (at least 1 token), --prompt-file FILE or --chat FILE"
         )
+    if users < 1:
+        raise InputError(f"--users must be at least 1, not {users}")
     slots = parallel or users
     check_workload(prompt=max(prompt, 1), cached=cached, output=output, ubatch=ubatch)
     check_workload(ctx=ctx, parallel=slots, ubatch=batch)
