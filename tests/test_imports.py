@@ -120,3 +120,31 @@ def test_no_private_name_taken_from_another_module() -> None:
         if imported.startswith("_") and not imported.startswith("__") and target != name
     ]
     assert taken == []
+
+
+# where a system's kind of memory may be read: the one choice of how to answer
+# (costs.compare.placed) and the input checks that drop placement flags on one pool of memory
+UNIFIED_READERS = {
+    ("tokenwalk.costs.compare", "placed"),
+    ("tokenwalk.cli.checks", "on_system"),
+    ("tokenwalk.cli.compare_cmd", "systems_of"),
+}
+
+
+def test_one_pool_or_placed_is_chosen_in_one_function() -> None:
+    """decode, prefill, trace, budget, spec, compare and serve choose between one pool of memory
+    and a placement on cards through `costs.compare.placed` (and `system_plan`, which calls it),
+    never by reading `System.unified` themselves."""
+    found = []
+    for name, path in _modules().items():
+        if not name.startswith("tokenwalk.") or name == "tokenwalk.system":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Attribute) and node.attr == "unified":
+                    if (name, fn.name) not in UNIFIED_READERS:
+                        found.append(f"{name}.{fn.name}:{node.lineno}")
+    assert not sorted(set(found)), sorted(set(found))

@@ -83,13 +83,23 @@ def system_fit(
     *,
     ctx: int,
     kv_type: str,
+    load_mtp: bool = False,
     **kw: Any,
 ) -> MemoryFit | None:
     """Does a timing answer's request fit? On one pool of memory, `fit_on` its device with
-    `ctx` tokens of KV; on a card and its host, the placement's verdict
-    (`costs.split.split_memory_fit`). `kw`: parallel or ubatch."""
+    `ctx` tokens of KV (MTP blocks as `load_mtp` says); on a card and its host, the placement's
+    verdict (`costs.split.split_memory_fit`; its offload says what MTP loads). `kw`: parallel
+    or ubatch."""
     if setup is None:
-        return fit_on(models, system.first, system_gb, ctx=ctx, kv_type=kv_type.lower(), **kw)
+        return fit_on(
+            models,
+            system.first,
+            system_gb,
+            ctx=ctx,
+            kv_type=kv_type.lower(),
+            load_mtp=load_mtp,
+            **kw,
+        )
     from tokenwalk.costs.split import split_memory_fit
 
     return split_memory_fit(setup, kv_type=kv_type.lower(), **kw)

@@ -25,7 +25,7 @@ from tokenwalk.cli.app import (
     tokens_option,
     warn,
 )
-from tokenwalk.cli.checks import answer, fit_on, on_system, system_fit, typical_error
+from tokenwalk.cli.checks import answer, on_system, system_fit, typical_error
 from tokenwalk.cli.complete import complete_model
 from tokenwalk.cli.cost_opts import CostSpec, cost_options
 from tokenwalk.cli.machine_opts import SYSTEM_LISTS, SYSTEM_SINGLE, system_options
@@ -141,6 +141,7 @@ def budget(
     """Does it fit: the system, the weights of every model, KV at the context, compute buffers,
     and what is left; the largest context that fits and the settings that apply it. Exits 1
     when it does not fit."""
+    from tokenwalk.costs.compare import placed
     from tokenwalk.costs.workload import check_workload
 
     check_workload(ctx=ctx, parallel=parallel, ubatch=ubatch)
@@ -170,7 +171,7 @@ def budget(
     report = _budget(loaded, sysm, offload, **kw)
     # say what would make it fit, a smaller quant included (on one pool of memory, when not
     # even the weights fit)
-    if not (report.max_fit_ctx if sysm.unified else report.fits):
+    if not (report.fits if placed(sysm) else report.max_fit_ctx):
         report = _budget(loaded, sysm, offload, smaller_quants=_smaller_quants(loaded), **kw)
     for w in report.warnings:
         warn(w)
@@ -449,8 +450,8 @@ def spec(
         ).model
     models = [tgt] if mtp else [tgt, drf]
     reserved = max(ctx, 1)
-    from tokenwalk.costs.compare import system_plan
-    from tokenwalk.costs.split import split_memory_fit, split_pass_time
+    from tokenwalk.costs.compare import system_budget, system_plan
+    from tokenwalk.costs.split import split_pass_time
     from tokenwalk.system import Offload
 
     # the target as placed; the draft whole on the first card (llama.cpp's -ngld all); None on
@@ -480,31 +481,21 @@ def spec(
     )
     warnings = [*report.warnings, *context_warnings([tgt], ctx)]
     update: dict[str, Any] = {"warnings": warnings}
-    if sysm.unified:
-        fit = fit_on(
-            models, m, system.system_gb, ctx=reserved, kv_type=kv_type.lower(), load_mtp=mtp
-        )
-        if fit is not None:
-            update |= {
-                "fits": fit.fits,
-                "memory": fit,
-                "budget": _budget(
-                    models, sysm, offload, ctx=reserved, kv_type=kv_type, load_mtp=mtp
-                ),
-            }
-    else:
-        from tokenwalk.costs.split import split_budget_report
-
-        assert placed is not None
-        budget_ = split_budget_report(
-            models,
-            sysm,
-            offload if not offload.shrinks_ctx else Offload(load_mtp=mtp),
-            ctx=reserved,
-            kv_type=kv_type.lower(),
-        )
-        fit = split_memory_fit(placed, kv_type=kv_type.lower())
-        update |= {"fits": budget_.fits, "memory": fit, "budget": budget_}
+    # both models in memory, placed as above (budget's answer); the target's own verdict
+    budget_ = system_budget(
+        models,
+        sysm,
+        offload if not offload.shrinks_ctx else Offload(load_mtp=mtp),
+        ctx=reserved,
+        kv_type=kv_type,
+        load_mtp=mtp,
+    )
+    fit = system_fit(
+        models, sysm, placed, system.system_gb, ctx=reserved, kv_type=kv_type, load_mtp=mtp
+    )
+    if budget_ is not None and fit is not None:
+        fits = fit.fits if placed is None else budget_.fits
+        update |= {"fits": fits, "memory": fit, "budget": budget_}
     from tokenwalk.costs.energy import spec_energy
 
     power = cost.power(sysm, host_computes=placed is not None and placed.host_computes)

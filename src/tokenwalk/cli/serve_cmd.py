@@ -234,10 +234,8 @@ def _llama(
     **common: object,
 ):  # noqa: ANN202
     """llama-server: the model on one pool, or placed on cards and a host for the asked users."""
-    from tokenwalk.cli.checks import fit_on
     from tokenwalk.costs.compare import system_plan
     from tokenwalk.costs.serve import PoolPricer, SplitPricer, largest_users, serve_report
-    from tokenwalk.costs.split import split_memory_fit
 
     kv_type = kv_type.lower()
     slots = int(common["slots"])  # type: ignore[call-overload]
@@ -248,19 +246,12 @@ def _llama(
         pricer = PoolPricer(mdl, sysm.first, kv_type)
     else:
         pricer = SplitPricer(setup, kv_type)
-    if setup is None:
-        m = sysm.first
 
-        def fits(b: int) -> bool | None:
-            f = fit_on([mdl], m, system_gb, ctx=b * per_user, kv_type=kv_type, parallel=b)
-            return None if f is None else f.fits
-
-    else:
-
-        def fits(b: int) -> bool | None:
-            at = system_plan(mdl, sysm, offload, ctx=b * per_user, kv_type=kv_type, parallel=b)
-            assert at is not None
-            return split_memory_fit(at, kv_type=kv_type, parallel=b).fits
+    def fits(b: int) -> bool | None:
+        ctx = b * per_user
+        at = system_plan(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=b)
+        f = system_fit([mdl], sysm, at, system_gb, ctx=ctx, kv_type=kv_type, parallel=b)
+        return None if f is None else f.fits
 
     known = fits(1) is not None
     most = largest_users(lambda b: bool(fits(b))) if known else None

@@ -58,6 +58,7 @@ __all__ = [
     "ModelFit",
     "ModelsFitReport",
     "reserve",
+    "placed",
     "system_plan",
     "system_budget",
     "system_decode",
@@ -83,6 +84,13 @@ def reserve(ctx: int, offload: Offload) -> int | None:
     return max(ctx, 256)
 
 
+def placed(system: System) -> bool:
+    """The one choice every answer (decode, prefill, trace, budget, spec, compare, serve) makes
+    first: cards and their host, whose tensors llama.cpp places (`system_plan`), or one pool of
+    memory (a Mac, an APU, a CPU), which holds everything and has nothing to place."""
+    return not system.unified
+
+
 def system_plan(
     model: Model,
     system: System,
@@ -96,7 +104,7 @@ def system_plan(
     """`model` placed on a card and its host for a request of `ctx` tokens (`reserve`), as
     llama.cpp places it (`costs.split.plan`); None on one pool of memory, which has nothing
     to place."""
-    if system.unified:
+    if not placed(system):
         return None
     from tokenwalk.costs.split import plan
 
@@ -132,7 +140,7 @@ def system_budget(
     kw: dict[str, Any] = dict(
         ctx=ctx, kv_type=kv_type, parallel=parallel, ubatch=ubatch, smaller_quants=smaller_quants
     )
-    if not system.unified:
+    if placed(system):
         from tokenwalk.costs.split import split_budget_report
 
         return split_budget_report(models, system, offload, **kw)
