@@ -4,6 +4,7 @@ the cache's size matters: its memory, its slower decode at depth, and the answer
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -98,3 +99,23 @@ def test_refused_where_it_means_nothing(capsys, argv):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "--swa-full" in err and len(err.strip().splitlines()) == 1
+
+
+# each command's printed llama.cpp line in --json, on one card and on a card with its host
+LINES = {
+    "decode": (["decode", GEMMA, "--ctx", "32k"], lambda r: [r["split"]["placement"]]),
+    "prefill": (["prefill", GEMMA, "--prompt", "32k"], lambda r: [r["split"]["placement"]]),
+    "compare": (["compare", GEMMA, "--ctx", "32k"], lambda r: [x["placement"] for x in r["rows"]]),
+    "serve": (["serve", GEMMA, "--prompt", "16k", "-u", "2"], lambda r: [r["command"]]),
+}
+
+
+@pytest.mark.parametrize("machine", ["rtx-5090", "rtx-3060-12gb"])
+@pytest.mark.parametrize("name", list(LINES))
+def test_every_printed_line_carries_the_flag(capsys, name, machine):
+    argv, lines = LINES[name]
+    for line in lines(run_json(capsys, *argv, "-m", machine, "--swa-full")):
+        words = shlex.split(line)
+        assert words.count("--swa-full") == 1 and all("," not in w for w in words[:-1])
+    for line in lines(run_json(capsys, *argv, "-m", machine)):
+        assert "--swa-full" not in shlex.split(line)

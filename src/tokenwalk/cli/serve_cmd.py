@@ -266,6 +266,7 @@ def _llama(
         ubatch=ubatch,
         fits=fits if known else None,
         max_users_fit=most,
+        placement=setup.placement.args if setup is not None else (),
         **common,  # type: ignore[arg-type]
     )
     fit = system_fit(

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from tokenwalk.costs.command import Arg, command_line
+from tokenwalk.costs.command import Arg, cache_args, command_line
 from tokenwalk.costs.kv import KvSweepRow, cache_by_context, context_points, kv_bytes, state_bytes
 from tokenwalk.costs.offload import DeviceMemory
 from tokenwalk.costs.workload import (
@@ -382,12 +382,9 @@ def runtime_settings(
             settings["OLLAMA_NUM_PARALLEL"] = str(parallel)
         settings["OLLAMA_KV_CACHE_TYPE"] = kv_type
         settings["OLLAMA_FLASH_ATTENTION"] = "1"
-    fa = "on" if kv_type != "f16" else "auto"  # a quantized V cache needs flash attention
-    base: list[Arg] = [("-c", str(ctx)), ("-ctk", kv_type), ("-ctv", kv_type), ("-fa", fa)]
+    base: list[Arg] = [("-c", str(ctx)), *cache_args(swa_full, kv_type)]
     if parallel > 1:
         base.append(("-np", str(parallel)))
-    if swa_full:
-        base.append(("--swa-full", None))
     if len(placements) > 1:
         for name, args in placements:
             settings[f"llama.cpp ({name})"] = command_line(base, args)

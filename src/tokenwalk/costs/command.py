@@ -32,6 +32,20 @@ def command_line(*groups: Iterable[Arg]) -> str:
     return " ".join(words)
 
 
+def cache_args(swa_full: bool, kv_type: str | None = None) -> list[Arg]:
+    """The cache's flags: its type where `kv_type` is given (`-ctk`/`-ctv`, and `-fa on`, which
+    a quantized V cache needs), and `--swa-full` where the sliding-window layers hold the full
+    context (llama.cpp's default keeps only their window). A placement line (decode, prefill,
+    compare) passes no type: the user's `-ctk` stands."""
+    args: list[Arg] = []
+    if kv_type is not None:
+        fa = "on" if kv_type != "f16" else "auto"
+        args += [("-ctk", kv_type), ("-ctv", kv_type), ("-fa", fa)]
+    if swa_full:
+        args.append(("--swa-full", None))
+    return args
+
+
 def _digits(a: int, b: int) -> str:
     if a == b:
         return str(a)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from tokenwalk.costs.command import Arg, cache_args, command_line
 from tokenwalk.costs.kv import kv_bytes, state_bytes
 from tokenwalk.costs.vllm import VllmMemory
 from tokenwalk.costs.weights import per_model
@@ -717,6 +718,7 @@ class ServeReport(BaseModel):
     ubatch: int  # tokens of one micro-batch (-ub)
     kv_type: str
     swa_full: bool = False  # sliding-window layers hold the full context (--swa-full)
+    command: str = ""  # llama-server's flags for this setting, as a user pastes them (llama.cpp)
     prompt_tokens: int
     cached_tokens: int
     output_tokens: int
@@ -846,6 +848,7 @@ def serve_report(
     limit: int = MAX_USERS,
     vllm: VllmMemory | None = None,
     ctx: int | None = None,
+    placement: Sequence[Arg] = (),
 ) -> ServeReport:
     """`tokenwalk serve`'s answer: the step of `users` users, the curve against the number of
     users, the most users at `min_tok_s` each, the first compute-bound step, a prompt read
@@ -866,6 +869,15 @@ def serve_report(
     bound_at = first_users(
         lambda b: users_step(pricer, b, prompt, output, unified=unified).compute_bound, limit
     )
+    cells = ctx if ctx is not None else slots * ctx_per_user
+    command = ""
+    if engine == "llama.cpp":
+        command = command_line(
+            [("-np", str(slots)), ("-c", str(cells)), ("-b", str(batch)), ("-ub", str(ubatch))],
+            [("-kvu", None)] if unified else [],
+            cache_args(model.swa_full, pricer.kv_type),
+            placement,
+        )
     alone, _ = ttft_while_busy(
         pricer, [], prompt, cached, batch=batch, ubatch=ubatch, unified=unified
     )
@@ -890,6 +902,7 @@ def serve_report(
         )
     return ServeReport(
         swa_full=model.swa_full,
+        command=command,
         model=model.name,
         quant=model.quant,
         machine=machine,
@@ -898,7 +911,7 @@ def serve_report(
         engine=engine,
         users=users,
         slots=slots,
-        ctx=ctx if ctx is not None else slots * ctx_per_user,
+        ctx=cells,
         ctx_per_user=ctx_per_user,
         kv_unified=unified,
         batch=batch,

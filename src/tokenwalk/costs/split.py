@@ -24,7 +24,7 @@ from tokenwalk.costs.budget import (
     loaded_weight_bytes,
     runtime_settings,
 )
-from tokenwalk.costs.command import Arg, command_line
+from tokenwalk.costs.command import Arg, cache_args, command_line
 from tokenwalk.costs.kv import cache_by_context, kv_bytes, state_bytes
 from tokenwalk.costs.offload import (
     ON_THE_CPU,
@@ -523,8 +523,10 @@ def split_pass_time(
 
 
 def _args(setup: Setup) -> tuple[Arg, ...]:
-    """The llama.cpp flags of a placed model: its placement's, and -sm tensor where asked."""
-    return setup.placement.args + ((("-sm", "tensor"),) if setup.tensor_split else ())
+    """The llama.cpp flags of a placed model: its placement's, -sm tensor where asked, and
+    its cache's (`command.cache_args`)."""
+    sm: tuple[Arg, ...] = (("-sm", "tensor"),) if setup.tensor_split else ()
+    return (*setup.placement.args, *sm, *cache_args(setup.model.swa_full))
 
 
 def _info(setup: Setup, sp: SystemPass | None, gpu_share: float) -> SplitInfo:
