@@ -13,6 +13,7 @@ from tokenwalk.costs.serve import (
     batch_work,
     batched_bench,
     decode_batch,
+    extra_sequence_attention_flops,
     first_users,
     largest_users,
     prompt_batches,
@@ -25,7 +26,13 @@ from tokenwalk.errors import InputError
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 from tokenwalk.render.fmt import rate, seconds
-from tokenwalk.timing.passes import decode_report, pass_time, pass_work, prefill_report
+from tokenwalk.timing.passes import (
+    attention_flops,
+    decode_report,
+    pass_time,
+    pass_work,
+    prefill_report,
+)
 
 MODELS = ["qwen3.6-35b-a3b", "gemma-3-4b", "llama-3.1-8b", "lfm2-1.2b", "gpt-oss-20b"]
 MACHINES = ["radeon-860m", "rtx-4090", "xeon-kvm-2c-2t", "m4-max", "h200"]
@@ -87,6 +94,35 @@ def test_unified_cache_attends_to_every_cell(qwen2):
     own = batch_work(qwen2, decode_batch([1000, 1000]))
     shared = batch_work(qwen2, decode_batch([1000, 1000]), cells_in_use=2002)
     assert shared.attention_flops == pytest.approx(2 * own.attention_flops, rel=0.01)
+
+
+def test_extra_sequences_attention_is_one_query_each_beyond_the_first(qwen2):
+    assert extra_sequence_attention_flops(qwen2, decode_batch([3000])) == 0.0
+    four = extra_sequence_attention_flops(qwen2, decode_batch([3000] * 4))
+    assert four == pytest.approx(3 * attention_flops(qwen2, 1, 3000), rel=1e-12)
+    spread = extra_sequence_attention_flops(qwen2, decode_batch([1000, 3000]))
+    mean = (attention_flops(qwen2, 1, 1000) + attention_flops(qwen2, 1, 3000)) / 2
+    assert spread == pytest.approx(mean, rel=1e-12)
+    # a prompt's chunk counts one query of each sequence beyond the first
+    chunk = extra_sequence_attention_flops(qwen2, [Seq(0, 64)] * 2)
+    assert chunk == pytest.approx(attention_flops(qwen2, 64, 0) / 64, rel=1e-12)
+
+
+def test_a_cpu_pays_each_extra_sequences_attention(models, machines):
+    """On a CPU each sequence beyond the first pays its one-query attention at 33 ps a FLOP
+    on top of the pass model's step; a GPU's step has no such term (its per-head cost)."""
+    model = models["llama-3.1-8b"]
+    seqs = decode_batch([2000] * 8)
+    flops = extra_sequence_attention_flops(model, seqs)
+    cpu = machines["xeon-kvm-2c-2t"]
+    shipped = PoolPricer(model, cpu).price(seqs)
+    bare = PoolPricer(model, cpu, seq_attention_s_per_flop=0.0).price(seqs)
+    assert shipped.time_s - bare.time_s == pytest.approx(33e-12 * flops, rel=1e-9)
+    assert shipped.compute_s - bare.compute_s == pytest.approx(33e-12 * flops, rel=1e-9)
+    gpu = machines["rtx-4090"]
+    assert PoolPricer(model, gpu).price(seqs) == PoolPricer(
+        model, gpu, seq_attention_s_per_flop=0.0
+    ).price(seqs)
 
 
 @pytest.mark.parametrize("machine_slug", MACHINES)

@@ -10,12 +10,14 @@ through the same pass model as decode and prefill (`costs.timing`):
     F         2 x P_active x B + sum_i A(1, c_i)      (the rows term: B rows per product)
     t(B)      max(memory, compute) + L x overhead     (`passes.pass_cost`)
               + (B - 1) x H x c_seq                    (H attention heads; `PoolPricer`)
+              + (B - 1) x mean_i A(1, c_i) x a_seq
 
-(c_seq: what each sequence beyond the first costs a GPU on its own, SEQUENCE_HEAD_S), so
-aggregate speed B / t(B) grows while the weights dominate the read and per-user speed
-1 / t(B) falls. A server whose users are spread over one request's length holds them at depths
-c_i = P + (i + 1/2) O / B (P prompt, O output tokens): their mean, P + O / 2, is where one user
-writing alone is timed by `tokenwalk decode --ctx`.
+(c_seq: what each sequence beyond the first costs a GPU on its own, SEQUENCE_HEAD_S; a_seq:
+what each FLOP of the one-query attention of each sequence beyond the first costs a CPU,
+SEQUENCE_ATTENTION_S_PER_FLOP), so aggregate speed B / t(B) grows while the weights dominate
+the read and per-user speed 1 / t(B) falls. A server whose users are spread over one
+request's length holds them at depths c_i = P + (i + 1/2) O / B (P prompt, O output tokens):
+their mean, P + O / 2, is where one user writing alone is timed by `tokenwalk decode --ctx`.
 
 llama-server (`-np` slots, `-c` shared, `-b` / `-ub`) adds prompt tokens to the decode step
 of the slots already writing (continuous batching): each step is one batch of at most `-b`
@@ -73,6 +75,9 @@ __all__ = [
     "StepPrice",
     "SEQUENCE_HEAD_S",
     "sequence_head_s",
+    "SEQUENCE_ATTENTION_S_PER_FLOP",
+    "sequence_attention_s_per_flop",
+    "extra_sequence_attention_flops",
     "attention_heads",
     "UsersPoint",
     "BenchRow",
@@ -279,6 +284,46 @@ def sequence_head_s(backend: str) -> float:
     return SEQUENCE_HEAD_S["cpu" if backend == "cpu" else "gpu"]
 
 
+# What a CPU pays for each FLOP of the attention of each sequence beyond the first, on top of
+# the pass model's compute term. ggml-cpu's attention takes one query row at a time over the
+# cells of its own sequence (a dot product of d_k, an online-softmax update and a d_v
+# multiply-add per cell), so B sequences are B small mat-vec products, each at that loop's
+# rate, not rows of one product at the matrix rate the fit gives the weights. One sequence's
+# attention stays in the single-stream fit (so B = 1 is `decode` to the digit). Fitted as the
+# median, over the 20 rows with B = 2 to 32 of the recorded batched ground truth
+# (tests/data/batched-ground-truth: gemma-3-270m and SmolLM2-135M, prompts of 128 and 512),
+# of each row's decoding time beyond the pass model's per FLOP of its extra sequences'
+# one-query attention (`benchmarks/serve_cpu.py` `fit_cpu_sequence_attention`: -143 to 315 ps
+# a row, the middle half 12 to 51; the ten rows of 512-token prompts alone, where attention
+# weighs most, 33.4). A GPU's per-sequence cost is SEQUENCE_HEAD_S's.
+SEQUENCE_ATTENTION_S_PER_FLOP = {"gpu": 0.0, "cpu": 33.0e-12}
+
+
+def sequence_attention_s_per_flop(backend: str) -> float:
+    """Seconds per FLOP of an extra sequence's one-query attention on a backend
+    (SEQUENCE_ATTENTION_S_PER_FLOP)."""
+    return SEQUENCE_ATTENTION_S_PER_FLOP["cpu" if backend == "cpu" else "gpu"]
+
+
+def extra_sequence_attention_flops(
+    model: Model, seqs: Sequence[Seq], *, kv_type: str = "f16", cells_in_use: int | None = None
+) -> float:
+    """The one-query attention of the sequences beyond the first, in FLOPs:
+
+        (S - 1) x mean_i A(n_i, c_i) / n_i
+
+    (A(n, c): `passes.attention_flops`, one query's share of each sequence's attention at its
+    own depth; with a unified cache, `cells_in_use`, over all the cells in use). 0 for one
+    sequence."""
+    if len(seqs) < 2:
+        return 0.0
+    total = 0.0
+    for s in seqs:
+        ctx = s.ctx if cells_in_use is None else max(cells_in_use - s.n, 0)
+        total += _seq_terms(model, s.n, ctx, kv_type)[1] / s.n
+    return (len(seqs) - 1) * total / len(seqs)
+
+
 @per_model
 def attention_heads(model: Model) -> int:
     """Query heads of all the attention layers a pass runs (sum over layers of n_head)."""
@@ -289,18 +334,20 @@ def attention_heads(model: Model) -> int:
 @dataclass
 class PoolPricer(Pricer):
     """A model on one machine of one pool of memory: `batch_work`, then `passes.pass_cost`
-    divided by an engine's `factor` (1: llama.cpp), and the fixed cost of every sequence
-    beyond the first:
+    divided by an engine's `factor` (1: llama.cpp), and the cost of every sequence beyond the
+    first:
 
-        t = t_pass / factor + (S - 1) x H x seq_head_s      (S sequences, H attention heads)
+        t = t_pass / factor + (S - 1) x H x seq_head_s + A_extra x seq_attention_s_per_flop
 
-    `seq_head_s` None takes the backend's (`sequence_head_s`)."""
+    (S sequences, H attention heads, A_extra `extra_sequence_attention_flops`). None takes the
+    backend's (`sequence_head_s`, `sequence_attention_s_per_flop`)."""
 
     model: Model
     machine: Machine
     kv_type: str = "f16"
     factor: float = 1.0
     seq_head_s: float | None = None
+    seq_attention_s_per_flop: float | None = None
     _memo: dict = field(default_factory=dict, repr=False)
 
     def price(
@@ -318,11 +365,19 @@ class PoolPricer(Pricer):
         if tau is None:
             tau = sequence_head_s(self.machine.backend)
         extra = (len(seqs) - 1) * attention_heads(self.model) * tau
+        alpha = self.seq_attention_s_per_flop
+        if alpha is None:
+            alpha = sequence_attention_s_per_flop(self.machine.backend)
+        attn = 0.0
+        if alpha:
+            attn = alpha * extra_sequence_attention_flops(
+                self.model, seqs, kv_type=self.kv_type, cells_in_use=cells_in_use
+            )
         f = self.factor
         price = StepPrice(
-            time_s=c.time_s / f + extra,
+            time_s=c.time_s / f + extra + attn,
             memory_s=c.memory_s / f,
-            compute_s=c.compute_s / f,
+            compute_s=c.compute_s / f + attn,
             overhead_s=c.overhead_s / f + extra,
             read_bytes=work.bytes,
             bound=c.bound,
