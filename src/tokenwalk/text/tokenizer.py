@@ -132,20 +132,21 @@ def spm_tokenize(
 class LlamaTokenizer:
     """A vocabulary's tokenizer, giving llama.cpp's ids (see the module docstring)."""
 
-    def __init__(self, vocab: Vocab, pieces: Any = None) -> None:
+    def __init__(self, vocab: Vocab) -> None:
         self.vocab = vocab
         # byte-level or Gemma 4 BPE: the `tokenizers` pipeline for plain text; None for
         # SentencePiece, tokenized here
-        self.pieces = pieces if pieces is not None else build_tokenizer(vocab)
-        self.ids: dict[str, int] = {}
-        for i, t in enumerate(vocab.tokens):
-            self.ids.setdefault(t, i)
+        self.pieces: Any = build_tokenizer(vocab)
         self.special = vocab.special_tokens
         self._special_ids = {tok_id: tok for tok, tok_id, _ in self.special}
+        # SentencePiece: the token of a text, scores, the token of each byte
+        self.ids: dict[str, int] = {}
+        self.scores: list[float] = []
         self.byte_id: dict[int, int] = {}
-        if vocab.model == "llama":
-            scores = vocab.scores or []
-            self.scores = [float(s) for s in scores]
+        if self.pieces is None:
+            for i, t in enumerate(vocab.tokens):
+                self.ids.setdefault(t, i)
+            self.scores = [float(s) for s in vocab.scores or []]
             unk = vocab.unk_id if vocab.unk_id is not None else 0
             for b in range(256):
                 # llama.cpp's byte_to_token: <0xNN>, else the byte itself as a token
