@@ -90,3 +90,36 @@ def test_spm_merges_the_best_scoring_pair_leftmost_first() -> None:
     assert spm_tokenize("bab", ids, scores, byte_id) == [3, 1]
     # a character the vocabulary lacks falls back to its UTF-8 bytes
     assert spm_tokenize("aé", ids, scores, byte_id) == [0, 10 + 0xC3, 10 + 0xA9]
+
+
+def _spm_vocab(tokens: list[str], scores: list[float]) -> Vocab:
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    return Vocab.from_metadata(
+        {
+            "tokenizer.ggml.model": "llama",
+            "tokenizer.ggml.tokens": ["<unk>", "<s>", "</s>", *byte_tokens, *tokens],
+            "tokenizer.ggml.scores": [0.0] * 259 + scores,
+            "tokenizer.ggml.token_type": [2, 3, 3] + [6] * 256 + [1] * len(tokens),
+            "tokenizer.ggml.add_space_prefix": False,
+        }
+    )
+
+
+def test_spm_goes_word_by_word_only_where_no_token_spans_words() -> None:
+    """Llama 2's tokens have spaces only in front (or are runs of spaces), so no merge crosses
+    the start of a word and each word can be tokenized apart; a vocabulary with a token like
+    'a▁' merges across, and the text is then tokenized whole, as llama.cpp does."""
+    from tokenwalk.text.tokenizer import LlamaTokenizer
+
+    words = LlamaTokenizer(_spm_vocab(["▁", "a", "▁a", "▁▁"], [-1.0, -1.0, -2.0, -3.0]))
+    assert words._by_word
+    across = _spm_vocab(["▁", "a", "▁a", "a▁"], [-1.0, -1.0, -2.0, -0.5])
+    whole = LlamaTokenizer(across)
+    assert not whole._by_word
+    first = 259  # the first token after <unk>, <s>, </s> and the 256 bytes
+    # ' a a': the best pair is 'a▁' (across the second word's start), then '▁' and 'a' alone
+    assert whole.encode(" a a", add_special=False, parse_special=False) == [
+        first,
+        first + 3,
+        first + 1,
+    ]

@@ -17,6 +17,7 @@ The BOS and EOS the vocabulary asks for are added around the whole.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,9 @@ __all__ = ["LlamaTokenizer", "partition", "spm_tokenize"]
 
 # what C's isspace() takes for space, which llama.cpp's strip attributes remove
 _C_SPACE = " \t\n\v\f\r"
+# a run of spaces and the word after it: see LlamaTokenizer._spm
+_SPM_WORD = re.compile("▁+[^▁]*|[^▁]+")
+_SPACE_INSIDE = re.compile("[^▁]▁")
 
 
 def partition(
@@ -154,6 +158,13 @@ class LlamaTokenizer:
                 if found is None and b < 0x80:
                     found = self.ids.get(chr(b))
                 self.byte_id[b] = unk if found is None else found
+        # merges never cross the start of a run of spaces when no token has a space right after
+        # a character that is not one (Llama 2's tokens have spaces only in front): then each
+        # word is tokenized apart, and a word seen before is not tokenized again
+        self._by_word = self.pieces is None and not any(
+            _SPACE_INSIDE.search(t) for t in vocab.tokens
+        )
+        self._words: dict[str, list[int]] = {}
         # a vocabulary without byte tokens writes the unknown token for what it cannot spell
         self._lost = vocab.unk_id if vocab.unk_id in self.byte_id.values() else None
 
@@ -174,12 +185,24 @@ class LlamaTokenizer:
             else:
                 if v.add_space_prefix and after_special:
                     piece = " " + piece
-                out.extend(
-                    spm_tokenize(piece.replace(" ", "▁"), self.ids, self.scores, self.byte_id)
-                )
+                out.extend(self._spm(piece.replace(" ", "▁")))
                 after_special = False
         if add_special and v.add_eos and v.eos_id is not None:
             out.append(v.eos_id)
+        return out
+
+    def _spm(self, text: str) -> list[int]:
+        """`spm_tokenize` on a piece of text, word by word where that gives the same ids."""
+        if not self._by_word:
+            return spm_tokenize(text, self.ids, self.scores, self.byte_id)
+        if len(self._words) > 100_000:
+            self._words.clear()
+        out: list[int] = []
+        for word in _SPM_WORD.findall(text):
+            ids = self._words.get(word)
+            if ids is None:
+                ids = self._words[word] = spm_tokenize(word, self.ids, self.scores, self.byte_id)
+            out.extend(ids)
         return out
 
     def decode(self, ids: Sequence[int]) -> str:
