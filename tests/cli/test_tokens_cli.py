@@ -107,6 +107,24 @@ def test_trace_prompt_file_is_the_same_answer_every_time(capsys, model: str, doc
     assert run(capsys, *args)[1] == out
 
 
+def test_every_command_counts_a_file_as_llama_cpp_does(capsys, tmp_path: Path, model: str) -> None:
+    """A byte order mark is kept, special-token text is that token, a backslash and an n are
+    two characters: llama-tokenize -m ggml-vocab-gpt-2.gguf -f FILE --no-escape gives
+    [171, 119, 123, 15496, 50256, 6894, 59, 77], 8 tokens; tokens, prefill and trace agree."""
+    p = tmp_path / "raw.txt"
+    p.write_bytes("\ufeffHello<|endoftext|>world\\n".encode())
+    counts = []
+    for argv in (
+        ["tokens", model, str(p)],
+        ["prefill", model, *LAPTOP, "--prompt-file", str(p)],
+        ["trace", model, *LAPTOP, "--prompt-file", str(p)],
+    ):
+        code, out, err = run(capsys, *argv, "--json")
+        assert code == 0, err
+        counts.append(json.loads(out)["prompt_tokens"])
+    assert counts == [8, 8, 8]
+
+
 def test_trace_chat_traces_every_call(capsys, model: str, chat: str) -> None:
     code, out, err = run(capsys, "trace", model, *LAPTOP, "--chat", chat, "--json")
     assert code == 0, err

@@ -20,10 +20,18 @@ from tokenwalk.text.prompt import (
 )
 
 
-def test_read_text_utf8_and_bom(tmp_path: Path) -> None:
+def test_read_text_keeps_the_bytes_as_llama_cpp_does(tmp_path: Path) -> None:
+    """llama.cpp tokenizes a file's bytes: a byte order mark is a character (U+FEFF) and
+    a backslash before an n is not a newline (llama-tokenize --no-escape, llama-server)."""
     p = tmp_path / "a.txt"
-    p.write_bytes("\ufeffhéllo".encode())
-    assert read_text(str(p)) == "héllo"
+    p.write_bytes("\ufeffhéllo\\n\r\n".encode())
+    assert read_text(str(p)) == "\ufeffhéllo\\n\r\n"
+
+
+def test_read_chat_skips_a_bom(tmp_path: Path) -> None:
+    p = tmp_path / "c.json"
+    p.write_bytes('\ufeff[{"role": "user", "content": "hi"}]'.encode())
+    assert read_chat(str(p)).messages == [{"role": "user", "content": "hi"}]
 
 
 def test_read_text_refuses_binary(tmp_path: Path) -> None:

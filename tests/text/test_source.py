@@ -34,7 +34,7 @@ def test_catalogue_model_reads_the_repository_tokenizer(monkeypatch, tmp_path: P
     gpt2 = GgufCounter(
         Vocab.from_metadata(read_vocab_file(VOCAB_DIR / "ggml-vocab-gpt-2.gguf").metadata)
     )
-    gpt2.tokenizer.save(str(tmp_path / "tokenizer.json"))
+    gpt2.tokenizer.pieces.save(str(tmp_path / "tokenizer.json"))
     (tmp_path / "tokenizer_config.json").write_text(
         json.dumps(
             {

@@ -23,8 +23,9 @@ PromptFileOpt = Annotated[
     typer.Option(
         "--prompt-file",
         "-f",
-        help="The prompt as a text file ('-' reads stdin), counted with the model's own "
-        "tokenizer (GGUF) or estimated (catalogue). Instead of --prompt.",
+        help="The prompt as a text file ('-' reads stdin), sent as is with special-token text "
+        "parsed, as llama-server gets it; counted with the model's own tokenizer (GGUF) or "
+        "estimated (catalogue). Instead of --prompt.",
         show_default=False,
         metavar="FILE",
     ),

@@ -25,7 +25,11 @@ def tokens(
     file: Annotated[
         str | None,
         typer.Argument(
-            help="A text file to count ('-' reads stdin); or give --chat FILE.",
+            help="A text file to count ('-' reads stdin); or give --chat FILE. Counted as "
+            "llama-server receives it: its bytes as they are (a byte order mark kept, a "
+            "backslash and an n left as two characters), special-token text such as <|im_end|> "
+            "parsed as that token, a BOS where the model adds one; as llama-tokenize -f FILE "
+            "--no-escape counts it (without --no-escape, it turns \\n into a newline).",
             show_default=False,
         ),
     ] = None,

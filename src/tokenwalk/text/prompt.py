@@ -107,11 +107,14 @@ def _decode(data: bytes, where: str) -> str:
         raise InputError(
             f"{where} is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x})"
         ) from None
-    return text.removeprefix("\ufeff")
+    return text
 
 
 def read_text(path: str) -> str:
-    """The text of a prompt file (``-`` reads stdin), UTF-8, at most `MAX_TEXT_BYTES`."""
+    """The text of a prompt file (``-`` reads stdin), UTF-8, at most `MAX_TEXT_BYTES`, exactly
+    as its bytes say: a byte order mark at the start is kept and a backslash followed by ``n``
+    stays two characters, as llama-server receives a file's text (and ``llama-tokenize -f FILE
+    --no-escape`` reads it)."""
     data = _read_bytes(path, "the prompt file")
     return _decode(data, "stdin" if path == "-" else f"'{path}'")
 
@@ -121,7 +124,7 @@ def read_chat(path: str) -> Chat:
     optionally ``tools`` (OpenAI's request shape). Message content may be a string, null, or a
     list of parts whose ``text`` parts are joined."""
     where = "stdin" if path == "-" else f"'{path}'"
-    text = _decode(_read_bytes(path, "the chat file"), where)
+    text = _decode(_read_bytes(path, "the chat file"), where).removeprefix("\ufeff")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -172,17 +175,18 @@ def _special_vars(bos: str, eos: str, unk: str = "", pad: str = "") -> dict[str,
 
 @dataclass
 class GgufCounter:
-    """The model's own tokenizer and template, from a GGUF header (see `text.vocab`)."""
+    """The model's own tokenizer and template, from a GGUF header (see `text.vocab` and
+    `text.tokenizer`)."""
 
     vocab: Any  # tokenwalk.text.vocab.Vocab
-    tokenizer: Any = field(default=None, repr=False)
+    tokenizer: Any = field(default=None, repr=False)  # tokenwalk.text.tokenizer.LlamaTokenizer
     name: str = "gguf"
 
     def __post_init__(self) -> None:
-        from tokenwalk.text.vocab import build_tokenizer
+        from tokenwalk.text.tokenizer import LlamaTokenizer
 
         if self.tokenizer is None:
-            self.tokenizer = build_tokenizer(self.vocab)
+            self.tokenizer = LlamaTokenizer(self.vocab)
 
     @property
     def exact(self) -> bool:
@@ -208,11 +212,8 @@ class GgufCounter:
         return text
 
     def encode(self, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
-        tok = self.tokenizer
-        tok.encode_special_tokens = not parse_special
-        ids: list[int] = tok.encode(text, add_special_tokens=False).ids if text else []
-        if not parse_special:
-            self._check_spelled(text, ids)
+        ids: list[int] = self.tokenizer.encode(text, add_special=False, parse_special=parse_special)
+        self._check_spelled(text, ids)
         v = self.vocab
         if add_special:
             if v.add_bos and v.bos_id is not None:
@@ -228,19 +229,21 @@ class GgufCounter:
         SentencePiece and Gemma 4's BPE fall back to the 256 ``<0xNN>`` tokens. A vocabulary
         that lacks them (a token list cut short, a file put together from parts) turns what it
         cannot spell into one unknown token or drops it, and the count would be silently absurd
-        (2.25 MB of English as 2 tokens). The decoded tokens may differ from the text by the
-        space SentencePiece puts in front, so a shortfall of more than 1% is the rule."""
+        (2.25 MB of English as 2 tokens). Whitespace is left out of the comparison: SentencePiece
+        puts a space in front and some special tokens take the spaces beside them along, so the
+        rule is that the tokens spell at least 99% of the text's other characters."""
         if not text:
             return
-        spelled = len(self.tokenizer.decode(ids, skip_special_tokens=False))
-        if spelled >= 0.99 * len(text):
+        want = len("".join(text.split()))
+        spelled = len("".join(self.tokenizer.decode(ids).split()))
+        if spelled >= 0.99 * want:
             return
         n = len(ids)
         raise InputError(
             f"the model's vocabulary ({len(self.vocab.tokens):,} tokens) cannot encode this "
             f"text: the {n:,} token{'' if n == 1 else 's'} it makes spell {spelled:,} of its "
-            f"{len(text):,} characters (the file's token list is incomplete). Give a GGUF that "
-            "holds the model's whole vocabulary, or the length with --prompt N"
+            f"{want:,} characters other than spaces (the file's token list is incomplete). "
+            "Give a GGUF that holds the model's whole vocabulary, or the length with --prompt N"
         )
 
     def render(self, chat: Chat, *, add_generation_prompt: bool = True) -> str:
@@ -424,13 +427,15 @@ def count_prompt(
     counter: Counter, *, model: str, text: str | None = None, chat: Chat | None = None, source: str
 ) -> TokenCount:
     """Count a plain text (sent as is, one BOS where the model wants it) or a conversation
-    (each call rendered with the chat template). Times the work it does."""
+    (each call rendered with the chat template). Special-token text is parsed everywhere, as
+    llama-server parses a prompt: "<|im_end|>" in a text or a message is that one token. Times
+    the work it does."""
     t0 = time.perf_counter()
     calls: list[CallCount] = []
     if chat is None:
         body = text or ""
-        ids = counter.encode(body, add_special=True, parse_special=False)
-        plain = counter.encode(body, add_special=False, parse_special=False)
+        ids = counter.encode(body, add_special=True, parse_special=True)
+        plain = counter.encode(body, add_special=False, parse_special=True)
         tokens, template_tokens, chars, words, n_messages = (
             len(ids),
             len(ids) - len(plain),
@@ -447,7 +452,7 @@ def count_prompt(
         chars = sum(len(m["content"]) for m in last_sent)
         words = sum(len(_WORD.findall(m["content"])) for m in last_sent)
         content_tokens = {
-            id(m): len(counter.encode(m["content"], add_special=False, parse_special=False))
+            id(m): len(counter.encode(m["content"], add_special=False, parse_special=True))
             for m in chat.messages
         }
         prev: list[int] = []  # what the previous call left in the cache: its prompt and reply
@@ -470,7 +475,7 @@ def count_prompt(
             text_tok = sum(content_tokens[id(m)] for m in shown)
             reply = chat.messages[end + 1] if end + 1 < len(chat.messages) else None
             out_ids = (
-                counter.encode(reply["content"], add_special=False, parse_special=False)
+                counter.encode(reply["content"], add_special=False, parse_special=True)
                 if reply
                 else []
             )

@@ -5,25 +5,26 @@ A GGUF file holds its tokenizer in ``tokenizer.ggml.*``: the token strings, thei
 merges (BPE), the special ids, ``add_bos_token`` and ``pre``, the name of the pre-tokenizer that
 splits text into words before the merges run. `Vocab` gathers these as llama.cpp reads them
 (``src/llama-vocab.cpp``, ``llama_vocab::impl::load``), defaults included; `build_tokenizer`
-turns a `Vocab` into a Hugging Face `tokenizers.Tokenizer` that gives llama.cpp's tokens:
+turns a BPE `Vocab` into a Hugging Face `tokenizers.Tokenizer` that gives llama.cpp's tokens for
+plain text:
 
 - ``gpt2`` (byte-level BPE): llama.cpp's regular expressions for the ``pre`` value (`PRE_REGEXES`,
   copied from ``llm_tokenizer_bpe``), each splitting every piece of the one before and keeping
   both matches and gaps, then the GPT-2 byte map and the merges.
-- ``llama`` (SentencePiece BPE, the Llama 2 / Gemma family): spaces become U+2581, one is put in
-  front of each run of text (``add_space_prefix``), and pairs merge by the score of the token they
-  form, highest first; a character the vocabulary lacks falls back to its UTF-8 bytes
-  (``<0xNN>`` tokens). The `tokenizers` BPE model does this given merges ranked by that score,
-  which `spm_merges` derives (as transformers does for GGUF files).
+- ``llama`` (SentencePiece BPE, the Llama 2 / Gemma family): tokenized by tokenwalk itself, as
+  llama.cpp's ``llm_tokenizer_spm_session`` does (`tokenwalk.text.tokenizer.spm_tokenize`);
+  `build_tokenizer` gives None.
 
-Control and user-defined tokens are matched whole in the text before the rest is split, as
-llama.cpp's ``tokenizer_st_partition`` does (control tokens only when special tokens are parsed).
+Special tokens (control, user-defined and unknown tokens, with the types llama.cpp corrects by
+name: `Vocab.attrs`) are cut out of the text before the rest is split, as llama.cpp's
+``tokenizer_st_partition`` does (`tokenwalk.text.tokenizer.partition`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tokenwalk.errors import TokenwalkError
@@ -38,14 +39,94 @@ __all__ = [
     "PRE_ALIASES",
     "SUPPORTED_MODELS",
     "build_tokenizer",
-    "spm_merges",
     "need_text_extra",
+    "ATTR_UNKNOWN",
+    "ATTR_CONTROL",
+    "ATTR_USER_DEFINED",
+    "ATTR_LSTRIP",
+    "ATTR_RSTRIP",
 ]
 
 SUPPORTED_MODELS = ("gpt2", "llama", "gemma4")
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_USER_DEFINED, TOKEN_UNUSED, TOKEN_BYTE = range(
     1, 7
 )
+# llama.cpp's token attributes (llama.h, llama_token_attr), bit flags
+ATTR_UNKNOWN, ATTR_UNUSED, ATTR_NORMAL, ATTR_CONTROL, ATTR_USER_DEFINED, ATTR_BYTE = (
+    1 << k for k in range(6)
+)
+ATTR_LSTRIP, ATTR_RSTRIP = 1 << 7, 1 << 8
+_TYPE_ATTR = {
+    TOKEN_NORMAL: ATTR_NORMAL,
+    TOKEN_UNKNOWN: ATTR_UNKNOWN,
+    TOKEN_CONTROL: ATTR_CONTROL,
+    TOKEN_USER_DEFINED: ATTR_USER_DEFINED,
+    TOKEN_UNUSED: ATTR_UNUSED,
+    TOKEN_BYTE: ATTR_BYTE,
+}
+_SPECIAL = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN
+
+# llama.cpp (llama_vocab::impl::load) makes these control tokens whatever their type: the tokens
+# that end generation, and the fill-in-the-middle tokens of a role the header leaves unset
+_EOG_TOKENS = (
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "</s>",
+    "<|eom_id|>",
+    "<EOT>",
+    "_<EOT>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
+    "<end_of_utterance>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<｜end▁of▁sentence｜>",
+    "[e~[",
+)
+_FIM_TOKENS = {
+    "fim_pre": (
+        "<|fim_prefix|>",
+        "<fim-prefix>",
+        "<fim_prefix>",
+        "<｜fim▁begin｜>",
+        "<PRE>",
+        "▁<PRE>",
+        "<|code_prefix|>",
+        "<|prefix|>",
+    ),
+    "fim_suf": (
+        "<|fim_suffix|>",
+        "<fim-suffix>",
+        "<fim_suffix>",
+        "<｜fim▁hole｜>",
+        "<SUF>",
+        "▁<SUF>",
+        "<|code_suffix|>",
+        "<|suffix|>",
+    ),
+    "fim_mid": (
+        "<|fim_middle|>",
+        "<fim-middle>",
+        "<fim_middle>",
+        "<｜fim▁end｜>",
+        "<MID>",
+        "▁<MID>",
+        "<|code_middle|>",
+        "<|middle|>",
+    ),
+    "fim_pad": ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"),
+    "fim_rep": ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"),
+    "fim_sep": ("<|file_sep|>",),
+}
 
 
 class TokenizerError(TokenwalkError):
@@ -301,6 +382,8 @@ class Vocab:
     add_eos: bool
     add_space_prefix: bool
     chat_template: str | None
+    name: str = ""  # general.name, which llama.cpp reads to set Phi-3's strip attributes
+    preset: frozenset[str] = field(default=frozenset())  # fim_* roles the header gives ids
 
     @classmethod
     def from_metadata(cls, md: Mapping[str, Any]) -> Vocab:
@@ -345,7 +428,66 @@ class Vocab:
             add_eos=add_eos,
             add_space_prefix=spm if prefix is None else (prefix and spm),
             chat_template=template if isinstance(template, str) else None,
+            name=md["general.name"] if isinstance(md.get("general.name"), str) else "",
+            preset=frozenset(k for k in _FIM_TOKENS if f"tokenizer.ggml.{k}_token_id" in md),
         )
+
+    @cached_property
+    def attrs(self) -> list[int]:
+        """Each token's attributes (``ATTR_*`` flags) as llama.cpp sets them: from
+        ``token_type``, then corrected by the token's text as ``llama_vocab::impl::load`` does
+        (end-of-generation and fill-in-the-middle tokens made control tokens, gpt-oss's channel
+        tokens user-defined, Phi-3's special tokens stripping the spaces after them, ...)."""
+        types = self.token_type or [TOKEN_NORMAL] * len(self.tokens)
+        attrs = [_TYPE_ATTR.get(t, 0) for t in types]
+        ids: dict[str, int] = {}
+        for i, t in enumerate(self.tokens):
+            ids[t] = i
+
+        def mark(text: str, flag: int, on: bool = True) -> None:
+            i = ids.get(text)
+            if i is not None:
+                attrs[i] = attrs[i] | flag if on else attrs[i] & ~flag
+
+        for role, names in _FIM_TOKENS.items():
+            if role not in self.preset:
+                for text in names:
+                    mark(text, ATTR_CONTROL)
+        for text in _EOG_TOKENS:
+            mark(text, ATTR_CONTROL)
+        for text in ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):
+            if text in ids:
+                attrs[ids[text]] = ATTR_USER_DEFINED
+        has = ids.__contains__
+        calls = has("<|call|>") or has("<|calls|>")
+        if has("<|end|>") and calls and (has("<|return|>") or has("<|flush|>")):
+            attrs[ids["<|end|>"]] = ATTR_USER_DEFINED  # o200k_harmony, solar-open: not an end
+        if has("</s>") and (has("<|tool_response>") or self.token(self.eos_id) == "<|plamo:eos|>"):
+            attrs[ids["</s>"]] = ATTR_NORMAL  # Gemma 4's and PLaMo's </s> is text
+        name = self.name.lower()
+        if self.pre in ("jina-v2-de", "jina-v2-es", "jina-v2-code"):
+            mark("<mask>", ATTR_LSTRIP)
+        elif "phi-3" in name or "phi3" in name:
+            for i, a in enumerate(attrs):
+                if a & _SPECIAL:
+                    attrs[i] |= ATTR_RSTRIP
+            mark("</s>", ATTR_RSTRIP)
+            for text in ("<unk>", "<s>", "<|endoftext|>"):
+                mark(text, ATTR_RSTRIP, on=False)
+        elif "modern-bert" in name:
+            mark("[MASK]", ATTR_LSTRIP)
+        return attrs
+
+    @cached_property
+    def special_tokens(self) -> list[tuple[str, int, int]]:
+        """(text, id, attributes) of the tokens llama.cpp cuts out of a text before splitting
+        it (control, user-defined and unknown), longest first in UTF-8 bytes."""
+        found = [
+            (t, i, a)
+            for i, (t, a) in enumerate(zip(self.tokens, self.attrs, strict=True))
+            if a & _SPECIAL and t
+        ]
+        return sorted(found, key=lambda x: -len(x[0].encode("utf-8")))
 
     def token(self, token_id: int | None) -> str:
         """The text of a token id, or "" when there is none."""
@@ -371,33 +513,6 @@ class Vocab:
         )
 
 
-def spm_merges(tokens: list[str], scores: list[float], usable: list[bool]) -> list[tuple[str, str]]:
-    """Merges for a SentencePiece vocabulary: every split of a token into two tokens, ranked by
-    the score of the token they form (highest first), then by the scores of the two halves.
-
-    llama.cpp's SPM tokenizer merges the adjacent pair whose concatenation is the best-scoring
-    token; a BPE model with these ranks makes the same choices.
-    """
-    ids: dict[str, int] = {}
-    for i, t in enumerate(tokens):
-        if usable[i] and t not in ids:
-            ids[t] = i
-    found: list[tuple[float, float, float, str, str]] = []
-    get = ids.get
-    for t, i in ids.items():
-        s = scores[i]
-        for k in range(1, len(t)):
-            left = get(t[:k])
-            if left is None:
-                continue
-            right = get(t[k:])
-            if right is None:
-                continue
-            found.append((-s, -scores[left], -scores[right], t[:k], t[k:]))
-    found.sort()
-    return [(a, b) for _, _, _, a, b in found]
-
-
 def _import_tokenizers() -> Any:
     try:
         import tokenizers
@@ -417,12 +532,15 @@ def _bpe_merges(merges: list[str], ids: Mapping[str, int]) -> list[tuple[str, st
     return pairs
 
 
-def build_tokenizer(vocab: Vocab) -> Tokenizer:
-    """A `tokenizers.Tokenizer` that splits text as llama.cpp does with `vocab` (see the module
-    docstring). A BPE vocabulary whose `pre` tokenwalk does not know is split with the GPT-2
-    expression (`Vocab.exact` is then False); other tokenizer models are refused."""
+def build_tokenizer(vocab: Vocab) -> Tokenizer | None:
+    """A `tokenizers.Tokenizer` that splits plain text as llama.cpp does with a byte-level or
+    Gemma 4 BPE `vocab` (see the module docstring), special tokens left to
+    `tokenwalk.text.tokenizer.partition`; None for SentencePiece, which
+    `tokenwalk.text.tokenizer` tokenizes itself. A BPE vocabulary whose `pre` tokenwalk does not
+    know is split with the GPT-2 expression (`Vocab.exact` is then False); other tokenizer
+    models are refused."""
     tk = _import_tokenizers()
-    from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers
+    from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
 
     types = vocab.token_type or [TOKEN_NORMAL] * len(vocab.tokens)
     if len(types) != len(vocab.tokens):
@@ -464,37 +582,10 @@ def build_tokenizer(vocab: Vocab) -> Tokenizer:
     elif vocab.model == "llama":
         if vocab.scores is None or len(vocab.scores) != len(vocab.tokens):
             raise TokenizerError("a SentencePiece vocabulary needs one score per token")
-        # llama.cpp merges into any token of the vocabulary, whatever its type
-        usable = [True] * len(vocab.tokens)
-        merges = spm_merges(vocab.tokens, [float(s) for s in vocab.scores], usable)
-        unk = vocab.token(vocab.unk_id) or None
-        tok = tk.Tokenizer(
-            models.BPE(vocab=ids, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True)
-        )
-        steps = [normalizers.Replace(" ", "▁")]
-        if vocab.add_space_prefix:
-            steps.insert(0, normalizers.Prepend("▁"))
-        tok.normalizer = normalizers.Sequence(steps)
-        tok.decoder = decoders.Sequence(
-            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
-        )
+        return None  # tokenwalk.text.tokenizer.spm_tokenize
     else:
         raise TokenizerError(
             f"tokenizer model '{vocab.model}' is not supported (tokenwalk reads "
             f"{', '.join(SUPPORTED_MODELS)}: byte-level BPE, SentencePiece BPE, Gemma 4's BPE)"
         )
-    special = [
-        AddedToken(t, special=True, normalized=False)
-        for t, kind in zip(vocab.tokens, types, strict=True)
-        if kind == TOKEN_CONTROL and t
-    ]
-    user = [
-        AddedToken(t, special=False, normalized=False)
-        for t, kind in zip(vocab.tokens, types, strict=True)
-        if kind == TOKEN_USER_DEFINED and t
-    ]
-    if special:
-        tok.add_special_tokens(special)
-    if user:
-        tok.add_tokens(user)
     return tok
