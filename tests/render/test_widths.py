@@ -49,11 +49,12 @@ def view(views: dict, name: str, width: int) -> str:
 @pytest.mark.parametrize("name", CASES)
 def test_no_line_wider_than_the_terminal(views, name: str, width: int) -> None:
     text = view(views, name, width)
-    # a llama.cpp command line is printed whole, for the terminal to fold (render.layout.Whole)
+    # a llama.cpp or llama-server line is printed whole, for the terminal to fold (`Whole`)
     wide = [
         line
         for line in text.splitlines()
-        if len(line.rstrip()) > width and not re.search(r"^\s*llama\.cpp |(^| )-ngl ", line)
+        if len(line.rstrip()) > width
+        and not re.search(r"^\s*llama(\.cpp|-server) |(^| )-ngl ", line)
     ]
     assert not wide, f"{name} at {width}: {wide[:3]}"
 
