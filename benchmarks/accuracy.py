@@ -19,6 +19,17 @@ and prints the median and 90th percentile of |predicted / measured - 1| and the 
 error, for decode and prefill, overall, per device class, per backend and dense / MoE, then the
 seed device's rows.
 
+It then prints leave-one-group-out cross-validation beside it: the fit redone without every row
+of a group at once, for each group of four groupings in turn (`GROUP_LEVELS`): a kind (gpu,
+igpu, ...), a maker's segment (`machine_segment`: nvidia geforce, nvidia pro (workstation and
+data-center), amd apu, apple, intel cpu, ...), a backend, a source (one publication's rows).
+Leaving out one device keeps its class's other devices in the fit; this leaves out the class,
+and says what to expect of hardware whose class the data has no runs of. For each grouping the
+median over all rows (each predicted with its group left out) and each group's own (sources of
+fewer than 5 rows together), under the segments each kind's rows (the figure a machine of a
+class without runs quotes: `tokenwalk.timing.accuracy`), then every grouping's predictions
+pooled; beside each, the device-out figure of the same rows.
+
 Targets (issue tracker): prefill CV median <= 15% overall, <= 25% in every class with at least
 5 rows and on MoE rows, p90 <= 60%; decode CV median <= 8%; the seed device within 2x.
 
@@ -60,12 +71,15 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from tokenwalk.timing.accuracy import PHASES, fit_fingerprint
+from tokenwalk.timing.accuracy import CLASS_LEVEL, CLASS_QUOTE, PHASES, fit_fingerprint
 from tokenwalk.timing.calibrate import (
+    GROUP_LEVELS,
     benchmark_observations,
     cross_validate,
+    cross_validate_groups,
     device_of,
     error_stats,
+    group_of,
     naive_predictions,
 )
 from tokenwalk.timing.fit import Design, fit_hierarchy, predict_tok_s
@@ -233,10 +247,117 @@ def seed_without_each(obs: list, design: Design) -> tuple[float, list[tuple[floa
     return figure(None), without_each(others, figure)
 
 
-def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarray) -> str:
+GROUPS_KEPT = ("kind", "segment", "backend")  # levels whose every group data/accuracy.yaml keeps
+
+
+def group_out_table(
+    obs: list, by_level: dict[str, np.ndarray], measured: np.ndarray
+) -> dict[str, dict[str, dict[str, dict]]]:
+    """Leave-one-group-out error stats: phase -> level -> "all" (every row, each predicted
+    with its group left out) and each group of it -> stats; phase -> "pooled" -> "all": every
+    level's predictions of every row together; and phase -> CLASS_QUOTE -> each kind: the
+    rows of that kind, each predicted with its class (CLASS_LEVEL) left out, what a machine of
+    a class never measured quotes."""
+    phase = np.array([o.phase for o in obs])
+    out: dict[str, dict[str, dict[str, dict]]] = {}
+    for p in PHASES:
+        rows = phase == p
+        pooled = np.concatenate([by_level[lv][rows] for lv in by_level])
+        table = {"pooled": {"all": error_stats(pooled, np.tile(measured[rows], len(by_level)))}}
+        for lv, pred in by_level.items():
+            groups = np.array([group_of(o, lv) for o in obs], dtype=object)
+            table[lv] = {"all": error_stats(pred[rows], measured[rows])}
+            for g in sorted(set(groups[rows])):
+                m = rows & (groups == g)
+                table[lv][g] = error_stats(pred[m], measured[m])
+        if CLASS_LEVEL in by_level:
+            kind = np.array([o.meta["kind"] for o in obs], dtype=object)
+            table[CLASS_QUOTE] = {
+                k: error_stats(by_level[CLASS_LEVEL][m], measured[m])
+                for k in sorted(set(kind[rows]))
+                for m in [rows & (kind == k)]
+            }
+        out[p] = {lv: {g: s.model_dump() for g, s in t.items()} for lv, t in table.items()}
+    return out
+
+
+def print_group_out(
+    obs: list, by_level: dict[str, np.ndarray], cv: np.ndarray, measured: np.ndarray
+) -> None:
+    """The leave-one-group-out table, with the device-out figure of the same rows beside it."""
+    phase = np.array([o.phase for o in obs])
+    table = group_out_table(obs, by_level, measured)
+    print(
+        "leave-one-group-out: every row of a group left out of the fit at once, predicted from "
+        "the groups of the other levels it belongs to"
+    )
+    head = f"{'':46}{'rows':>5}  {'CV (group out)':>22}{'CV (device out)':>22}"
+    for ph in PHASES:
+        rows = phase == ph
+        print(ph)
+        print(head)
+        pooled = table[ph]["pooled"]["all"]
+        print(f"  {'pooled: the four groupings together':44}{pooled['n_rows']:5}  {_cell(pooled)}")
+        for lv, pred in by_level.items():
+            groups = np.array([group_of(o, lv) for o in obs])
+            print(
+                f"  {lv + ': every group left out in turn':44}{int(rows.sum()):5}  "
+                f"{cell(pred, measured, rows, True)}{cell(cv, measured, rows, True)}"
+            )
+            small = np.zeros(len(obs), bool)
+            for g in sorted(set(groups[rows])):
+                m = rows & (groups == g)
+                if lv == "source" and m.sum() < CLASS_MIN_ROWS:
+                    small |= m
+                    continue
+                name = g.removeprefix("https://github.com/")[:40]
+                flag = (
+                    "  <- above 30%"
+                    if m.sum() >= CLASS_MIN_ROWS and table[ph][lv][g]["median_pct"] > 30
+                    else ""
+                )
+                print(
+                    f"    {name:42}{int(m.sum()):5}  {cell(pred, measured, m, True)}"
+                    f"{cell(cv, measured, m, True)}{flag}"
+                )
+            if lv == CLASS_LEVEL:
+                print(f"    {'per kind (quoted for a class never measured)':42}")
+                kind = np.array([o.meta["kind"] for o in obs], dtype=object)
+                for k in table[ph][CLASS_QUOTE]:
+                    m = rows & (kind == k)
+                    print(
+                        f"      {k:40}{int(m.sum()):5}  {cell(pred, measured, m, True)}"
+                        f"{cell(cv, measured, m, True)}"
+                    )
+            if small.any():
+                n = len({groups[i] for i in np.flatnonzero(small)})
+                print(
+                    f"    {f'{n} sources of fewer than {CLASS_MIN_ROWS} rows':42}"
+                    f"{int(small.sum()):5}  {cell(pred, measured, small, True)}"
+                    f"{cell(cv, measured, small, True)}"
+                )
+        print()
+
+
+def _cell(s: dict) -> str:
+    """A `group_out_table` entry as `cell` prints one."""
+    out = f"{s['median_pct']:6.1f}% {s['p90_pct']:6.1f}% {s['signed_median_pct']:+6.0f}%"
+    return f"{out:>22}"
+
+
+def accuracy_yaml(
+    obs: list,
+    cv: np.ndarray,
+    ins: np.ndarray,
+    measured: np.ndarray,
+    by_level: dict[str, np.ndarray],
+) -> str:
     """The text of data/accuracy.yaml (`tokenwalk.timing.accuracy`): the cross-validated error per
-    phase, overall and per device class, the in-sample error per phase, and each benchmarked
-    machine's rows per phase; stamped with the data/timing.yaml it was measured with."""
+    phase, overall and per device class, the in-sample error per phase, each benchmarked
+    machine's rows per phase, and the leave-one-group-out error per phase (`group_out_table`:
+    over all rows and per group of GROUPS_KEPT, per kind with each class left out
+    (CLASS_QUOTE), over all rows of the other levels); stamped with the data/timing.yaml it was
+    measured with."""
     phase = np.array([o.phase for o in obs])
     kind = np.array([o.meta["kind"] for o in obs])
 
@@ -249,8 +370,9 @@ def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarr
         counts[o.phase] += 1
     data = {
         "source": (
-            "leave-one-device-out cross-validation of data/benchmarks.yaml, and the shipped "
-            "fit in sample (python benchmarks/accuracy.py --write-data)"
+            "leave-one-device-out and leave-one-group-out cross-validation of "
+            "data/benchmarks.yaml, and the shipped fit in sample (python "
+            "benchmarks/accuracy.py --write-data)"
         ),
         "timing_sha256": fit_fingerprint((DATA / "timing.yaml").read_text(encoding="utf-8")),
         "cross_validated": {
@@ -260,6 +382,13 @@ def accuracy_yaml(obs: list, cv: np.ndarray, ins: np.ndarray, measured: np.ndarr
         },
         "in_sample": {p: stats(ins, phase == p) for p in PHASES},
         "machine_rows": dict(sorted(machine_rows.items())),
+        "group_out": {
+            p: {
+                lv: groups if lv in (*GROUPS_KEPT, CLASS_QUOTE) else {"all": groups["all"]}
+                for lv, groups in t.items()
+            }
+            for p, t in group_out_table(obs, by_level, measured).items()
+        },
     }
     head = (
         "# The timing model's error on published runs, quoted by decode, prefill and trace\n"
@@ -345,6 +474,8 @@ def main() -> None:
                 f"{cell(ins, meas, m)[7:]:>15}{cell(naive, meas, m)[7:]:>15}"
             )
         print()
+    by_level = {lv: cross_validate_groups(design, lv, fit) for lv in GROUP_LEVELS}
+    print_group_out(obs, by_level, cv, meas)
     seed = np.array([o.machine == SEED_MACHINE for o in obs])
     print(
         f"seed device ({SEED_MACHINE}), tok/s: measured, CV, + expert tiles CV, previous model CV,"
@@ -434,7 +565,7 @@ def main() -> None:
             print(f"  {low:38}{hi_r:.2f}x without {hi_d} ({rows[hi_d]})")
     if args.write_data:
         path = DATA / "accuracy.yaml"
-        path.write_text(accuracy_yaml(obs, cv, ins, meas), encoding="utf-8")
+        path.write_text(accuracy_yaml(obs, cv, ins, meas, by_level), encoding="utf-8")
         print(f"\nthe errors the commands quote written to {path}")
     if args.save is not None:
         payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}

@@ -782,6 +782,13 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "the runs `cross_validated` is of: the machine's class (gpu, igpu, ...), or `all` where "
         "its class has fewer than 5",
     ),
+    "left_out": (
+        None,
+        "",
+        "what the cross-validation of `cross_validated` left out of the fit: `device` (each "
+        "device in turn), or `class` (each maker x segment in turn: nvidia geforce, nvidia pro, "
+        "amd apu, apple, intel cpu, ...) for a machine whose class has no published runs",
+    ),
     "median_pct": ("float | null", "%", "median of |predicted / measured - 1|"),
     "p90_pct": ("float | null", "%", "90th percentile of |predicted / measured - 1|"),
     "signed_median_pct": ("float | null", "%", "median of predicted / measured - 1"),

@@ -13,6 +13,7 @@ from tokenwalk.errors import SpecError
 from tokenwalk.machine import resolve_machine
 from tokenwalk.timing.accuracy import (
     CLASS_MIN_ROWS,
+    CLASS_QUOTE,
     AccuracyData,
     accuracy_data,
     expected_error,
@@ -85,11 +86,53 @@ def test_a_machine_calibrated_to_its_own_runs_gets_the_in_sample_error_too(tmp_p
 def test_a_class_of_few_rows_quotes_all_rows():
     d = accuracy_data()
     assert "sbc" not in d.cross_validated["prefill"]
-    e = _quoted("raspberry-pi-5", "prefill")
-    assert (e.group, e.cross_validated) == ("all", d.cross_validated["prefill"]["all"])
+    # a board of a maker's CPUs the data has runs of ('amd cpu'): device-out, of all rows
+    e = _quoted("ryzen-ai-max-395-cpu", "prefill", kind="sbc")
+    assert (e.group, e.left_out) == ("all", "device")
+    assert e.cross_validated == d.cross_validated["prefill"]["all"]
     small = [k for k, v in d.cross_validated["decode"].items() if v.n_rows < CLASS_MIN_ROWS]
     for kind in small:  # none today; the rule stands for data to come
         assert kind != "all"
+
+
+def test_a_machine_of_a_class_without_runs_quotes_the_group_out_error():
+    """A class (maker x segment) with no published runs of the phase: the error of every
+    class left out of the fit in turn, not of one device left out beside its class's others."""
+    d = accuracy_data()
+    for phase in ("decode", "prefill"):
+        assert "other cpu" not in d.group_out[phase]["segment"]
+        e = _quoted("raspberry-pi-5", phase)  # 'other cpu'
+        assert (e.group, e.left_out, e.in_sample) == ("all", "class", None)
+        assert e.cross_validated == d.group_out[phase]["segment"]["all"]
+    # a Jetson's class has decode runs (its own) and no prefill runs: its kind's rows, each
+    # class left out
+    assert _quoted("jetson-agx-orin-64", "decode").left_out == "device"
+    e = _quoted("jetson-agx-orin-64", "prefill")
+    assert (e.group, e.left_out) == ("gpu", "class")
+    assert e.cross_validated == d.group_out["prefill"][CLASS_QUOTE]["gpu"]
+    # an inline machine whose maker is not given
+    inline = expected_error(
+        resolve_machine(None, bandwidth=100.0, tflops=10.0, kind="igpu"), "prefill"
+    )
+    assert inline is not None and (inline.group, inline.left_out) == ("igpu", "class")
+    assert inline.cross_validated == d.group_out["prefill"][CLASS_QUOTE]["igpu"]
+    # a class with runs: its kind's device-out figure, as before
+    e = _quoted("rtx-5090", "decode")
+    assert (e.group, e.left_out) == ("gpu", "device")
+    assert e.cross_validated == d.cross_validated["decode"]["gpu"]
+
+
+def test_the_group_out_figures_are_every_class_left_out():
+    d = accuracy_data()
+    for phase in ("decode", "prefill"):
+        by_level = d.group_out[phase]
+        assert set(by_level) == {"pooled", "kind", "segment", "backend", "source", CLASS_QUOTE}
+        n = d.cross_validated[phase]["all"].n_rows
+        assert all(by_level[lv]["all"].n_rows == n for lv in ("kind", "segment", "backend"))
+        assert by_level["pooled"]["all"].n_rows == 4 * n
+        assert sum(e.n_rows for g, e in by_level["segment"].items() if g != "all") == n
+        assert set(by_level[CLASS_QUOTE]) == set(d.cross_validated[phase]) - {"all"}
+        assert sum(e.n_rows for e in by_level[CLASS_QUOTE].values()) == n
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[str, str]:
@@ -107,6 +150,11 @@ def test_decode_and_prefill_quote_it(capsys):
     assert quoted["decode_error"]["group"] == "datacenter"
     assert quoted["decode_error"]["in_sample"] is None
     assert "expected_error" not in quoted  # one name per phase, as trace and compare say it
+    out, _ = _run(capsys, "decode", "qwen3-8b", "-m", "raspberry-pi-5")
+    assert "on devices of classes never measured, as this one's" in " ".join(out.split())
+    pi = json.loads(_run(capsys, "decode", "qwen3-8b", "-m", "raspberry-pi-5", "--json")[0])
+    assert (pi["decode_error"]["group"], pi["decode_error"]["left_out"]) == ("all", "class")
+    assert quoted["decode_error"]["left_out"] == "device"
     out, _ = _run(capsys, "trace", "qwen3-8b", "-m", "h200", "--prompt", "4k", "--json")
     trace = json.loads(out)
     assert trace["prefill_error"]["group"] == trace["decode_error"]["group"] == "datacenter"

@@ -98,3 +98,26 @@ def test_a_figure_without_each_device():
 
     assert acc.without_each(["c", "a", "b", "a"], figure) == [(1.5, "b"), (2.0, "c"), (2.5, "a")]
     assert sorted(left_out) == ["a", "b", "c"]  # each device once, however many rows it has
+
+
+def test_the_group_out_table():
+    acc = _script()
+    # two kinds; the gpu rows 10% and 30% off with their kind left out, the cpu row 50%
+    obs = [
+        SimpleNamespace(phase="decode", machine=m, meta={"kind": k, "segment": s, "moe": False})
+        for m, k, s in (("a", "gpu", "nvidia geforce"), ("b", "gpu", "nvidia pro"))
+    ]
+    obs += [SimpleNamespace(phase="decode", machine="c", meta={"kind": "cpu", "segment": "x cpu"})]
+    measured = np.full(3, 100.0)
+    by_level = {"kind": np.array([110, 130, 150.0]), "segment": np.array([105, 95, 120.0])}
+    t = acc.group_out_table(obs, by_level, measured)["decode"]
+    assert t["kind"]["all"]["median_pct"] == pytest.approx(30.0)
+    assert t["kind"]["gpu"]["median_pct"] == pytest.approx(20.0)
+    assert t["kind"]["cpu"]["n_rows"] == 1
+    assert t["segment"]["nvidia pro"]["signed_median_pct"] == pytest.approx(-5.0)
+    # every level's predictions of every row together: 5, 5, 10, 20, 30, 50
+    assert t["pooled"]["all"]["n_rows"] == 6
+    assert t["pooled"]["all"]["median_pct"] == pytest.approx(15.0)
+    # what a machine of a class never measured quotes: its kind's rows, each class left out
+    assert t["segment, per kind"]["gpu"]["median_pct"] == pytest.approx(5.0)
+    assert t["segment, per kind"]["cpu"]["median_pct"] == pytest.approx(20.0)

@@ -13,11 +13,16 @@ from tokenwalk.errors import InputError, SpecError
 from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 from tokenwalk.timing.calibrate import (
+    GROUP_LEVELS,
+    benchmark_observations,
     calibrate_machine,
+    cross_validate,
+    cross_validate_groups,
     device_of,
     observation,
     preset_for,
     read_llama_bench,
+    source_group,
     write_machine_fit,
 )
 from tokenwalk.timing.efficiency import fit_keys
@@ -626,3 +631,61 @@ def test_a_run_the_data_marks_doubtful_is_not_fitted(refit):
 )
 def test_cross_validation_holds_out_a_device_with_all_its_entries(slug, device):
     assert device_of(slug) == device
+
+
+def _classed(design: Design, segment_of) -> Design:
+    """The same rows, each with its class (`segment`) and a source of its own machine."""
+    obs = [
+        replace(o, meta={**o.meta, "segment": segment_of(o), "source": o.machine})
+        for o in design.obs
+    ]
+    return Design(obs)
+
+
+def test_leaving_out_a_class_predicts_it_without_any_of_its_rows(dense_and_moe):
+    """Leave-one-group-out: the rows of a class are predicted by a fit that saw none of them,
+    so moving every speed of the class leaves its predictions where they were, where
+    leave-one-device-out still sees the class's other device."""
+    machines = [
+        ("n1", "gpu", "cuda", 1000, 80),
+        ("n2", "gpu", "cuda", 500, 40),
+        ("a1", "igpu", "vulkan", 120, 20),
+        ("a2", "igpu", "vulkan", 250, 30),
+        ("c1", "cpu", "cpu", 100, 2),
+        ("c2", "cpu", "cpu", 60, 1.5),
+    ]
+    fast = Params(0.8, 0.6, 4e-5, 32.0).to_x()
+    slow = Params(0.5, 0.15, 1e-4, 128.0).to_x()
+    base = _synthetic(dense_and_moe, machines, lambda o: slow if o.machine[0] == "a" else fast)
+    classes = {"n": "nvidia geforce", "a": "amd apu", "c": "amd cpu"}
+    design = _classed(base, lambda o: classes[o.machine[0]])
+    apu = np.array([o.meta["segment"] == "amd apu" for o in design.obs])
+    moved = Design(design.obs)
+    moved.measured = design.measured * np.where(apu, 3.0, 1.0)
+    pred = cross_validate_groups(design, "segment")
+    again = cross_validate_groups(moved, "segment")
+    assert np.all(np.isfinite(pred)) and np.all(pred > 0)
+    assert again[apu] == pytest.approx(pred[apu], rel=1e-3)
+    assert not np.allclose(again[~apu], pred[~apu], rtol=1e-3)  # the others saw the class
+    device_out = cross_validate(design)
+    assert not np.allclose(cross_validate(moved)[apu], device_out[apu], rtol=1e-3)
+    with pytest.raises(InputError, match="unknown group level 'colour'"):
+        cross_validate_groups(design, "colour")
+
+
+def test_every_published_row_has_a_class_and_a_source():
+    obs, _ = benchmark_observations()
+    for o in obs:
+        assert all(o.meta[level] for level in GROUP_LEVELS), o.label
+    by_machine = {o.machine: o.meta["segment"] for o in obs}
+    assert by_machine["rtx-a5000"] == by_machine["l40s"] == "nvidia pro"
+    assert by_machine["radeon-760m"] == by_machine["radeon-860m"] == "amd apu"
+    assert by_machine["rtx-4090"] == "nvidia geforce"
+    # the project's own recordings: a file per model and thread count, one source per directory
+    assert {o.meta["source"] for o in obs if o.machine.startswith("xeon-kvm-2c")} == {
+        "tests/data/cpu-ground-truth",
+        "tests/data/cpu-ground-truth-sized",
+    }
+    assert source_group("https://github.com/ggml-org/llama.cpp/discussions/4167") == (
+        "https://github.com/ggml-org/llama.cpp/discussions/4167"
+    )

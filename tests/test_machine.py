@@ -7,7 +7,12 @@ import pytest
 from tokenwalk.catalog import load_machines
 from tokenwalk.errors import InputError, SpecError, UnknownNameError
 from tokenwalk.machine import GIB, metal_working_set_bytes, resolve_machine
-from tokenwalk.timing.efficiency import compose_efficiency, fit_keys, timing_defaults
+from tokenwalk.timing.efficiency import (
+    compose_efficiency,
+    fit_keys,
+    machine_segment,
+    timing_defaults,
+)
 
 
 def test_named_machine_has_its_calibrated_fit():
@@ -304,3 +309,36 @@ def test_a_named_machine_whose_name_says_no_maker_takes_the_one_given(tmp_path):
         )
     fitted = resolve_machine("my-box", machines_file=mine, vendor="amd")
     assert fitted.fit.fitted_to == "machine file" and fitted.fit.eff_compute == 0.2
+
+
+@pytest.mark.parametrize(
+    ("slug", "segment"),
+    [
+        ("rtx-4090", "nvidia geforce"),
+        ("rtx-a5000", "nvidia pro"),
+        ("rtx-4000-ada", "nvidia pro"),
+        ("rtx-pro-6000-bw", "nvidia pro"),
+        ("h200", "nvidia pro"),
+        ("gb10-dgx-spark", "nvidia apu"),  # one memory for its GPU and CPU
+        ("jetson-agx-orin-64", "nvidia apu"),
+        ("rx-7900-xtx", "amd consumer"),
+        ("radeon-pro-w7900", "amd pro"),
+        ("mi100", "amd pro"),
+        ("ryzen-ai-max-395", "amd apu"),
+        ("ryzen-ai-max-395-cpu", "amd cpu"),
+        ("arc-a770", "intel consumer"),
+        ("arc-pro-b70", "intel pro"),
+        ("arc-140t", "intel apu"),
+        ("apple-m4-max", "apple"),
+        ("snapdragon-x-elite", "qualcomm cpu"),  # an igpu entry that computes on its cores
+        ("raspberry-pi-5", "other cpu"),
+    ],
+)
+def test_a_machines_class_is_its_maker_and_segment(slug, segment):
+    m = resolve_machine(slug)
+    assert machine_segment(m.kind, m.vendor, m.name, m.backend, m.unified_memory) == segment
+
+
+def test_a_machines_class_follows_the_backend_asked():
+    m = resolve_machine("ryzen-ai-max-395", backend="cpu")
+    assert machine_segment(m.kind, m.vendor, m.name, m.backend, m.unified_memory) == "amd cpu"

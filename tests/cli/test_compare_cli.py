@@ -134,6 +134,7 @@ def test_csv_has_one_line_per_row_with_the_json_numbers(capsys):
             e = j[f"{phase}_error"]
             assert r[f"{phase}_error_group"] == e["group"]
             assert float(r[f"{phase}_error_pct"]) == e["cross_validated"]["median_pct"]
+            assert r[f"{phase}_error_left_out"] == e["left_out"] == "device"
             own = r[f"{phase}_error_in_sample_pct"]
             assert (float(own) if own else None) == (e["in_sample"] or {}).get("median_pct")
         assert not any("{" in v for v in r.values())

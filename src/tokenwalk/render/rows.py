@@ -201,11 +201,13 @@ def compare_rows(report: Any) -> list[dict[str, Any]]:
 
 def _error_cells(phase: str, e: Any) -> dict[str, Cell]:
     """A quoted typical error as cells: the group it is of, the median on devices of the group
-    never measured, and in sample where the machine's fit is its own
+    never measured, what that cross-validation left out (a device, or a class for a machine
+    whose class has no runs), and in sample where the machine's fit is its own
     (`tokenwalk.timing.accuracy`)."""
     return {
         f"{phase}_error_group": e.group if e is not None else None,
         f"{phase}_error_pct": e.cross_validated.median_pct if e is not None else None,
+        f"{phase}_error_left_out": e.left_out if e is not None else None,
         f"{phase}_error_in_sample_pct": (
             e.in_sample.median_pct if e is not None and e.in_sample is not None else None
         ),

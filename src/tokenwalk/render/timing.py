@@ -75,11 +75,17 @@ def error_note(prefill: ExpectedError | None, decode: ExpectedError | None) -> s
 
 def error_line(e: ExpectedError, phase: str) -> tuple[str, str]:
     """The typical error of an estimate and what it rests on: the median |error| of `phase`
-    estimates on published runs of devices of its class never measured, and, for a machine
-    fitted to its own runs, in sample; and the bounds 90% of them stay within."""
+    estimates on published runs of devices of its class never measured (of classes never
+    measured, each left out of the fit whole, for a machine whose class has no runs), and,
+    for a machine fitted to its own runs, in sample; and the bounds 90% of them stay within."""
     cv = e.cross_validated
     devices = "devices" if e.group == "all" else f"{e.group} devices"
     never = f"on {devices} never measured (each left out of the fit, {count(cv.n_rows)} runs)"
+    if e.left_out == "class":
+        never = (
+            f"on {devices} of classes never measured, as this one's (each class left out of "
+            f"the fit, {count(cv.n_rows)} runs)"
+        )
     own = e.in_sample
     if own is None:
         return (

@@ -39,6 +39,7 @@ from tokenwalk.model.model import Model
 from tokenwalk.timing.efficiency import (
     FIT_LEVELS,
     fit_keys,
+    machine_segment,
     machine_vendor,
     peak_of,
     timing_defaults,
@@ -49,6 +50,7 @@ from tokenwalk.timing.fit import (
     PARAMS,
     PRIOR_SIGMA,
     Design,
+    HierFit,
     Observation,
     Params,
     fit_hierarchy,
@@ -79,6 +81,10 @@ __all__ = [
     "benchmark_observations",
     "variant_design",
     "cross_validate",
+    "GROUP_LEVELS",
+    "source_group",
+    "group_of",
+    "cross_validate_groups",
     "naive_predictions",
     "error_stats",
     "fit_defaults",
@@ -269,6 +275,7 @@ def benchmark_observations(
         preset = preset_for(b.model, b.quant, b.model_file_gb)
         model = _catalogue_model(b.model, preset)
         kv_type = getattr(b, "kv_type", None) or "f16"
+        vendor = machine_vendor(m.name, b.backend, getattr(m, "vendor", None))
         used.append(
             observation(
                 model,
@@ -276,7 +283,7 @@ def benchmark_observations(
                 machine=b.machine,
                 kind=m.kind,
                 backend=b.backend,
-                vendor=machine_vendor(m.name, b.backend, getattr(m, "vendor", None)),
+                vendor=vendor,
                 bandwidth_gbs=float(m.bandwidth_gbs),
                 tflops=m.tflops_for(b.backend),
                 phase=b.phase,
@@ -286,7 +293,16 @@ def benchmark_observations(
                 depth=getattr(b, "depth", 0) or 0,
                 kv_type=kv_type,
                 peak=peak_of(b.backend, m.fp16_kind),
-                meta={"standard": b.standard, "preset": preset, "model": b.model},
+                meta={
+                    "standard": b.standard,
+                    "preset": preset,
+                    "model": b.model,
+                    # the classes leave-one-group-out leaves out (GROUP_LEVELS)
+                    "segment": machine_segment(
+                        m.kind, vendor, m.name, b.backend, bool(m.unified_memory)
+                    ),
+                    "source": source_group(b.source),
+                },
             )
         )
     return used, excluded
@@ -348,6 +364,43 @@ def cross_validate(design: Design, variant: str = "rows") -> np.ndarray:
         held = slugs == s
         fit = fit_hierarchy(d, ~held, machines=False, sigma=sigma, levels=levels, start=full)
         pred[held] = predict_tok_s(d, fit.x_rows(d, use_machine=False))[held]
+    return pred
+
+
+# What leave-one-group-out leaves out together: every row of a device kind (gpu, igpu, ...), of
+# a maker's segment (`machine_segment`: nvidia geforce, nvidia pro, amd apu, apple, intel cpu,
+# ...), of a backend, of a source (one publication's rows, often one build and one author's
+# machines).
+GROUP_LEVELS = ("kind", "segment", "backend", "source")
+
+
+def source_group(source: str) -> str:
+    """The publication a row comes from: its `source:`, but the project's own recordings
+    (`tests/data/DIR/FILE ...`, a file per model and thread count) are one per directory."""
+    m = re.match(r"(tests/data/[^/]+)/", source)
+    return m.group(1) if m else source
+
+
+def group_of(o: Observation, level: str) -> str:
+    """The group of a row at one of GROUP_LEVELS."""
+    if level not in GROUP_LEVELS:
+        raise InputError(f"unknown group level '{level}'; one of {', '.join(GROUP_LEVELS)}")
+    return str(o.meta[level])
+
+
+def cross_validate_groups(design: Design, level: str, full: HierFit | None = None) -> np.ndarray:
+    """Leave-one-group-out predictions: refit without every row of each group of `level` (a
+    kind, a segment, a backend, a source), predict them from the groups of the other levels
+    they belong to, as `cross_validate` predicts a device: what to expect of a machine whose
+    whole class the data has no runs of. `full`: the fit of every row, where the caller has it
+    (each refit starts from it)."""
+    groups = np.array([group_of(o, level) for o in design.obs])
+    full = full or fit_hierarchy(design)
+    pred = np.zeros(design.n)
+    for g in sorted(set(groups)):
+        held = groups == g
+        fit = fit_hierarchy(design, ~held, machines=False, start=full)
+        pred[held] = predict_tok_s(design, fit.x_rows(design, use_machine=False))[held]
     return pred
 
 
