@@ -19,6 +19,7 @@ from tokenwalk.timing.calibrate import (
     cross_validate,
     cross_validate_groups,
     device_of,
+    named_preset,
     observation,
     preset_for,
     read_llama_bench,
@@ -219,6 +220,55 @@ def test_unmatched_model_needs_model_flag():
     run = BenchRun(**{k: row[k] for k in BenchRun.__dataclass_fields__})
     with pytest.raises(InputError, match="--model"):
         calibrate_machine(m, [run])
+
+
+def test_calibrate_stores_where_probe_does(bench_json, tmp_path, capsys, monkeypatch):
+    """With $TOKENWALK_MACHINES set and no --machines-file, calibrate writes that file, as
+    `probe --write` does, and leaves the config directory alone."""
+    from tokenwalk.cli import main
+
+    target = tmp_path / "mine.yaml"
+    target.write_text("[]\n")
+    monkeypatch.setenv("TOKENWALK_MACHINES", str(target))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    argv = ["calibrate", "--machine", "apple-m1-max", "--from", str(bench_json), "--json"]
+    assert main(argv) == 0
+    assert "apple-m1-max" in target.read_text()
+    assert not (tmp_path / "config").exists()
+
+
+@pytest.mark.parametrize(
+    "model_type, preset",
+    [
+        ("llama 256M Q4_1", "Q4_1"),
+        ("gemma3 270M Q4_K - Medium", "Q4_K_M"),
+        ("llama 8B Q4_K - Small", "Q4_K_S"),
+        ("llama 8B IQ4_XS - 4.25 bpw", "IQ4_XS"),
+        ("llama 7B F16", "F16"),
+        ("llama 7B all F32", None),
+        ("llama 7B", None),
+    ],
+)
+def test_the_file_type_llama_bench_names_is_the_preset(model_type, preset):
+    assert named_preset(model_type) == preset
+
+
+def test_a_q4_1_file_is_matched_as_q4_1_not_by_size():
+    """SmolLM2 135M Q4_1 (96.6 MB) was matched by size alone to Q4_K_S."""
+    m = resolve_machine("xeon-kvm-2c-2t")
+    row = bench_row(0, 128, 119.1) | {
+        "model_filename": "/models/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "model_type": "llama 256M Q4_1",
+        "model_size": 96576768,
+        "model_n_params": 134515008,
+    }
+    from tokenwalk.timing.calibrate import BenchRun
+
+    run = BenchRun(**{k: row[k] for k in BenchRun.__dataclass_fields__})
+    assert [p["test"] for p in calibrate_machine(m, [run]).predictions] == [
+        "smollm2-135m Q4_1 tg128"
+    ]
 
 
 def test_preset_for_labels_and_sizes():

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_MEMORY_GIB",
     "user_machine_files",
     "user_machines_path",
+    "machines_write_path",
     "resolve_machine",
 ]
 
@@ -187,6 +188,13 @@ def user_machines_path() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("tokenwalk")) / "machines.yaml"
+
+
+def machines_write_path(machines_file: str | Path | None = None) -> Path:
+    """Where `probe --write` and `calibrate` store an entry: --machines-file, else
+    $TOKENWALK_MACHINES, else the platform's config directory (never the package)."""
+    named = machines_file or os.environ.get("TOKENWALK_MACHINES")
+    return Path(named).expanduser() if named else user_machines_path()
 
 
 def user_machine_files(machines_file: str | Path | None = None) -> list[Path]:

@@ -406,7 +406,7 @@ def _calibrate_one(
     json: bool,
     note: str | None = None,
 ) -> None:
-    from tokenwalk.machine import resolve_machine, user_machines_path
+    from tokenwalk.machine import machines_write_path, resolve_machine
     from tokenwalk.timing.calibrate import calibrate_machine, read_llama_bench, write_machine_fit
 
     existing = machines_file if machines_file and Path(machines_file).exists() else None
@@ -422,7 +422,7 @@ def _calibrate_one(
 
     with StepProgress(enabled=not (json or current().for_scripts)) as progress:
         result = calibrate_machine(m, runs, model, progress)
-    target = Path(machines_file) if machines_file else user_machines_path()
+    target = machines_write_path(machines_file)
     if not dry_run:
         note = (note or f"tokenwalk calibrate --from {Path(from_file).name}") + (
             f" ({result.n_runs} runs)"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,15 +9,6 @@ import typer
 from tokenwalk.cli.app import JsonOpt, app, emit_json, parse_gb, stdout_console
 from tokenwalk.cli.machine_opts import MachinesFileOpt
 from tokenwalk.cli.output import output_options
-
-
-def _target(machines_file: str | None) -> Path:
-    """Where --write stores the entry: --machines-file, else $TOKENWALK_MACHINES, else the
-    platform's config directory (never the package)."""
-    from tokenwalk.machine import user_machines_path
-
-    named = machines_file or os.environ.get("TOKENWALK_MACHINES")
-    return Path(named).expanduser() if named else user_machines_path()
 
 
 @app.command()
@@ -76,7 +65,9 @@ def probe(
         repeats=repeats,
         slug=name,
     )
-    target = _target(machines_file)
+    from tokenwalk.machine import machines_write_path
+
+    target = machines_write_path(machines_file)
     if write and report.entry is not None:
         write_machine_entry(target, report.entry)
         report = report.model_copy(update={"written_to": str(target)})

@@ -679,20 +679,37 @@ def read_llama_bench(path: str | Path) -> list[BenchRun]:
     return runs
 
 
+def named_preset(model_type: str) -> str | None:
+    """The quant preset llama-bench's `model_type` names in its last words, llama.cpp's name of
+    the file type (`llama 256M Q4_1`, `gemma3 270M Q4_K - Medium`, `... IQ4_XS - 4.25 bpw`), where
+    it is one tokenwalk knows; None otherwise."""
+    from tokenwalk.model.quant import PRESETS
+
+    words = model_type.split(" ", 2)
+    if len(words) < 3:
+        return None
+    name, _, size = words[2].partition(" - ")
+    name = name.strip() + {"Small": "_S", "Medium": "_M", "Large": "_L"}.get(size.strip(), "")
+    return name if name in PRESETS else None
+
+
 _MATCH_WITHIN = 0.15  # 4 |ln(params ratio)| + |ln(size ratio)| of the closest catalogue model
 
 
 def _match_catalogue(run: BenchRun) -> Model:
-    """The catalogue model and preset a llama-bench run's file matches (name, then size)."""
+    """The catalogue model and preset a llama-bench run's file matches (name, then size), in
+    the file type llama-bench names where it names one (`named_preset`)."""
     from tokenwalk.catalog import load_models
 
     stem = Path(run.model_filename).name.lower().replace("_", "-")
     cands = [e for e in load_models() if any(n.lower() in stem for n in (e.slug, *e.aliases))]
     if not cands and run.model_n_params:
         cands = list(load_models())
+    named = named_preset(run.model_type)  # the file's own type, where llama-bench names it
+    presets = (named,) if named else _SIZE_PRESETS + ("Q4_K_S", "MXFP4", "IQ4_XS")
     best: tuple[float, Model] | None = None
     for e in cands:
-        for preset in _SIZE_PRESETS + ("Q4_K_S", "MXFP4", "IQ4_XS"):
+        for preset in presets:
             try:
                 m = _catalogue_model(e.slug, preset)
             except TokenwalkError:
