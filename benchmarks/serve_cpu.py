@@ -4,8 +4,8 @@
 Reads tests/data/batched-ground-truth (llama-batched-bench -npp 128,512 -ntg 128 -npl B, B = 1
 to 32, on gemma-3-270m Q4_K_M and SmolLM2-135M Q4_1, recorded by
 scripts/batched_ground_truth.py on a 2-core AMD EPYC guest) and prices every row on
-`xeon-kvm-2c-2t` (the catalogue's 2-core guest, fitted to llama-bench runs of the same files
-on a 2-core Intel Xeon guest: tests/data/cpu-ground-truth).
+that guest, `epyc-kvm-2c-2t` in machine.yaml there (its rates measured there, its fit
+calibrated on llama-bench runs of the same files there: llama-bench/).
 
 `fit_cpu_sequence_attention` fits what a CPU pays per FLOP of the one-query attention of each
 sequence beyond the first (costs.serve.SEQUENCE_ATTENTION_S_PER_FLOP): for each row with
@@ -35,7 +35,8 @@ from tokenwalk.model.resolve import load_model
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "batched-ground-truth"
 HEADERS = ROOT / "tests" / "data" / "cpu-ground-truth" / "headers"
-MACHINE = "xeon-kvm-2c-2t"
+MACHINE = "epyc-kvm-2c-2t"  # the recording guest, calibrated on its llama-bench runs
+MACHINE_FILE = DATA / "machine.yaml"
 BAR = 0.15  # the issue's bar: S_PP and S_TG within 15%
 
 
@@ -76,7 +77,7 @@ def runs() -> list[BenchRun]:
 
 def pricers(seq_attention_s_per_flop: float | None = None) -> dict[str, PoolPricer]:
     """A pricer per recorded model on MACHINE; None takes the shipped per-FLOP term."""
-    machine = resolve_machine(MACHINE)
+    machine = resolve_machine(MACHINE, machines_file=MACHINE_FILE)
     return {
         stem: PoolPricer(
             load_model(str(HEADERS / f"{stem}.header.gguf")).model,

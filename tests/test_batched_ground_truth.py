@@ -1,8 +1,8 @@
 """The recorded batched ground truth (tests/data/batched-ground-truth, made by
 scripts/batched_ground_truth.py): llama-batched-bench on a 2-core AMD EPYC guest, B = 1 to 32
-sequences, against `tokenwalk serve`'s pass model on the catalogue's 2-core guest
-(xeon-kvm-2c-2t, fitted to the same files' llama-bench runs of one sequence on a 2-core Intel
-Xeon guest, tests/data/cpu-ground-truth): S_PP and S_TG within 15% for every B. The CPU's cost
+sequences, against `tokenwalk serve`'s pass model on that guest (epyc-kvm-2c-2t in
+machine.yaml there: its rates measured and its fit calibrated on llama-bench runs of the same
+files on the same guest, llama-bench/): S_PP and S_TG within 15% for every B. The CPU's cost
 per extra sequence (SEQUENCE_ATTENTION_S_PER_FLOP) is fitted on these rows
 (benchmarks/serve_cpu.py)."""
 
@@ -32,7 +32,7 @@ ROWS = [(p.stem, json.loads(line)) for p in FILES for line in p.read_text().spli
 
 @pytest.fixture(scope="module")
 def pricers():
-    machine = resolve_machine("xeon-kvm-2c-2t")
+    machine = resolve_machine("epyc-kvm-2c-2t", machines_file=DATA / "machine.yaml")
     return {
         p.stem: PoolPricer(load_model(str(HEADERS / f"{p.stem}.header.gguf")).model, machine)
         for p in FILES
@@ -53,12 +53,12 @@ def test_every_b_of_both_models_is_recorded():
 # why each one misses): a strict xfail each, so that a row which comes within the bar, or one
 # more that leaves it, fails.
 MISSES = {
-    ("SmolLM2-135M-Instruct.Q4_1", 128, 1),
-    ("SmolLM2-135M-Instruct.Q4_1", 512, 1),
     ("SmolLM2-135M-Instruct.Q4_1", 128, 32),
     ("gemma-3-270m-q4_k_m", 128, 1),
     ("gemma-3-270m-q4_k_m", 512, 1),
     ("gemma-3-270m-q4_k_m", 128, 2),
+    ("gemma-3-270m-q4_k_m", 512, 2),
+    ("gemma-3-270m-q4_k_m", 128, 4),
     ("gemma-3-270m-q4_k_m", 512, 32),
 }
 
@@ -94,7 +94,7 @@ def test_readme_says_how_it_was_made():
 
 def test_cpu_sequence_attention_is_the_fit():
     """The shipped per-FLOP cost of an extra sequence's attention on a CPU is the median that
-    benchmarks/serve_cpu.py computes from these rows (33 ps)."""
+    benchmarks/serve_cpu.py computes from these rows (34.6 ps)."""
     path = Path(__file__).parents[1] / "benchmarks" / "serve_cpu.py"
     spec = importlib.util.spec_from_file_location("serve_cpu", path)
     bench = importlib.util.module_from_spec(spec)

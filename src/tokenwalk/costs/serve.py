@@ -291,12 +291,13 @@ def sequence_head_s(backend: str) -> float:
 # rate, not rows of one product at the matrix rate the fit gives the weights. One sequence's
 # attention stays in the single-stream fit (so B = 1 is `decode` to the digit). Fitted as the
 # median, over the 20 rows with B = 2 to 32 of the recorded batched ground truth
-# (tests/data/batched-ground-truth: gemma-3-270m and SmolLM2-135M, prompts of 128 and 512),
-# of each row's decoding time beyond the pass model's per FLOP of its extra sequences'
-# one-query attention (`benchmarks/serve_cpu.py` `fit_cpu_sequence_attention`: -143 to 315 ps
-# a row, the middle half 12 to 51; the ten rows of 512-token prompts alone, where attention
-# weighs most, 33.4). A GPU's per-sequence cost is SEQUENCE_HEAD_S's.
-SEQUENCE_ATTENTION_S_PER_FLOP = {"gpu": 0.0, "cpu": 33.0e-12}
+# (tests/data/batched-ground-truth: gemma-3-270m and SmolLM2-135M, prompts of 128 and 512,
+# priced on the recording guest, epyc-kvm-2c-2t, calibrated on its own llama-bench runs), of
+# each row's decoding time beyond the pass model's per FLOP of its extra sequences' one-query
+# attention (`benchmarks/serve_cpu.py` `fit_cpu_sequence_attention`: -40 to 477 ps a row, the
+# middle half 16 to 71; the ten rows of 512-token prompts alone, where attention weighs most,
+# 37.9). A GPU's per-sequence cost is SEQUENCE_HEAD_S's.
+SEQUENCE_ATTENTION_S_PER_FLOP = {"gpu": 0.0, "cpu": 34.6e-12}
 
 
 def sequence_attention_s_per_flop(backend: str) -> float:
