@@ -250,3 +250,12 @@ def test_refusals(models, machines):
         _report(model, m, min_tok_s=0)
     with pytest.raises(InputError, match="--rate"):
         simulate(PoolPricer(model, m), rate_rps=0, slots=1, prompt=10, output=10)
+
+
+def test_extra_sequences_attention_tips_a_cpu_step_to_compute(models, machines):
+    """Llama 3.1 8B on a 2-core CPU at 14k tokens: two users' attention outweighs the weights'
+    read, so the step is compute-bound (aggregate speed may fall from there)."""
+    pricer = PoolPricer(models["llama-3.1-8b"], machines["xeon-kvm-2c-2t"])
+    one, two = users_step(pricer, 1, 14052, 1), users_step(pricer, 2, 14052, 1)
+    assert two.compute_s > two.memory_s and two.compute_bound
+    assert 2 / two.time_s < 1 / one.time_s * 2

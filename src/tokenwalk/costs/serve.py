@@ -375,13 +375,17 @@ class PoolPricer(Pricer):
                 self.model, seqs, kv_type=self.kv_type, cells_in_use=cells_in_use
             )
         f = self.factor
+        compute_s = c.compute_s / f + attn
+        bound = c.bound  # the extra sequences' attention is compute: it may tip the step
+        if bound == "memory" and compute_s > c.memory_s / f:
+            bound = "compute"
         price = StepPrice(
             time_s=c.time_s / f + extra + attn,
             memory_s=c.memory_s / f,
-            compute_s=c.compute_s / f + attn,
+            compute_s=compute_s,
             overhead_s=c.overhead_s / f + extra,
             read_bytes=work.bytes,
-            bound=c.bound,
+            bound=bound,
         )
         if len(self._memo) < 1 << 16:
             self._memo[key] = price
