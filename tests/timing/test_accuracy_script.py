@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "accuracy.py"
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "accuracy.py"
 
 
 def _script():

@@ -20,7 +20,7 @@ from tokenwalk.timing.accuracy import (
     fit_fingerprint,
 )
 
-DATA = Path(__file__).parents[1] / "data"
+DATA = Path(__file__).parents[2] / "data"
 
 
 def test_the_quoted_errors_were_measured_with_the_shipped_fit():
@@ -37,7 +37,7 @@ def test_the_fingerprint_is_the_fit_not_its_date():
 
 def test_the_quoted_errors_are_the_accuracy_pages():
     """The figures docs/accuracy.md prints for all rows are the ones quoted."""
-    page = (Path(__file__).parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    page = (Path(__file__).parents[2] / "docs" / "accuracy.md").read_text(encoding="utf-8")
     d = accuracy_data()
     for phase in ("decode", "prefill"):
         e = d.cross_validated[phase]["all"]

@@ -171,7 +171,7 @@ def test_the_machine_file_docs_calibrate_shows_is_what_calibrate_writes(tmp_path
 
     from tokenwalk.cli import main
 
-    root = Path(__file__).parents[1]
+    root = Path(__file__).parents[2]
     target = tmp_path / "my-machines.yaml"
     bench = root / "docs" / "examples" / "llama-bench-m2-pro.json"
     argv = ["calibrate", "--machine", "apple-m2-pro", "--from", str(bench)]
@@ -519,7 +519,7 @@ def test_the_checkout_of_this_test_run_is_found_or_the_install_is_refused():
     import tokenwalk
     from tokenwalk.timing.calibrate import defaults_target
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if Path(tokenwalk.__file__).resolve().is_relative_to(root / "src"):
         assert defaults_target() == root / "data" / "timing.yaml"
     else:
