@@ -782,6 +782,12 @@ GLOSSARY: dict[str, tuple[str | None, str, str]] = {
         "the runs `cross_validated` is of: the machine's class (gpu, igpu, ...), or `all` where "
         "its class has fewer than 5",
     ),
+    "at_bound": (
+        None,
+        "",
+        "the efficiencies the fit left at their bound of 100%: it would go past the machine "
+        "entry's bandwidth or compute rate, which may understate what llama.cpp reaches there",
+    ),
     "left_out": (
         None,
         "",

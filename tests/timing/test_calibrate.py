@@ -271,6 +271,24 @@ def test_a_q4_1_file_is_matched_as_q4_1_not_by_size():
     ]
 
 
+def test_a_fit_at_its_bound_says_so(bench_json):
+    """Runs faster than the machine's bandwidth allows leave eff_bw at 100%: the answer names
+    it (`at_bound` in --json, a line in the view); at its catalogue bandwidth it is not named."""
+    from rich.console import Console
+
+    from tokenwalk.render.calibrate import render_machine_fit
+
+    runs = read_llama_bench(bench_json)
+    assert "eff_bw" not in calibrate_machine(resolve_machine("apple-m1-max"), runs).at_bound
+    fit = calibrate_machine(resolve_machine("apple-m1-max", bandwidth=200), runs)
+    assert "eff_bw" in fit.at_bound
+    console = Console(width=200, record=True)
+    render_machine_fit(fit, console, None)
+    text = " ".join(console.export_text().split())
+    assert "at 100%: the fit would go past the machine's bandwidth" in text
+    assert text.count("eff_bw") >= 2  # its column, and the line that names it
+
+
 def test_preset_for_labels_and_sizes():
     assert preset_for("llama-2-7b", "Q4_0", None) == "Q4_0"
     assert preset_for("llama-2-7b", "unknown (likely Q4_0)", 3.82) in ("Q4_0", "Q4_K_M")

@@ -135,4 +135,12 @@ def render_machine_fit(fit: MachineFit, console: Console, written: Path | None) 
     )
     tail = f"stored in {safe_markup(written)}" if written else "not written (--dry-run)"
     note = [left_out_note(dropped, console.width)] if dropped else []
+    if fit.at_bound:
+        rate = {"eff_bw": "bandwidth", "eff_compute": "compute rate"}
+        what = " and ".join(rate[k] for k in fit.at_bound)
+        note.append(
+            f"[yellow]{' and '.join(fit.at_bound)} at 100%: the fit would go past the machine's "
+            f"{what}, which may understate what llama.cpp reaches there (a run above that "
+            "stays too slow is one it cannot reach)[/yellow]"
+        )
     console.print(Group(t, "", p, *note, "", f"[dim]{tail}[/dim]"))

@@ -762,6 +762,15 @@ class MachineFit(BaseModel):
     error_before: ErrorStats
     error_after: ErrorStats
     predictions: list[dict[str, Any]]  # per run: test, measured, predicted before and after
+    at_bound: list[str] = []  # efficiencies the fit left at their bound of 100% (`capped`)
+
+
+def capped(after: dict[str, float | int]) -> list[str]:
+    """The efficiencies of a fit at 100% of the machine's rate: the runs ask for more than the
+    machine entry's bandwidth or compute rate allows, so that rate understates what llama.cpp's
+    kernels reach there (a CPU's GEMM rate measured in f32, where its quantized kernels use
+    integer dot products), and runs the fit cannot reach stay too slow."""
+    return [k for k in ("eff_bw", "eff_compute") if float(after[k]) >= 0.999]
 
 
 def calibrate_machine(
@@ -827,6 +836,7 @@ def calibrate_machine(
         n_runs=len(obs),
         before=_params_dict(prior),
         after=_params_dict(x),
+        at_bound=capped(_params_dict(x)),
         error_before=error_stats(before, design.measured),
         error_after=error_after,
         predictions=[
