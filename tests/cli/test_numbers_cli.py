@@ -102,7 +102,7 @@ def test_a_request_of_weeks_is_said_in_days(capsys, monkeypatch):
 def test_calibrate_units_are_in_headings_or_cells(capsys, monkeypatch, tmp_path):
     import json
 
-    from tests.test_calibrate import bench_row
+    from tests.timing.test_calibrate import bench_row
 
     bench = tmp_path / "bench.json"
     bench.write_text(json.dumps([bench_row(512, 0, 530.06), bench_row(0, 128, 61.19)]))
