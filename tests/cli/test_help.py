@@ -139,6 +139,8 @@ def test_every_default_is_stated():
         (["trace", "--help"], "Default: 0, none"),  # --n-cpu-moe
         (["calibrate", "--help"], "Default: llama-bench's own"),  # --threads
         (["kv", "--help"], "[default: f16]"),
+        # which of a GeForce spec sheet's two dense FP16 tensor figures --tflops means
+        (["decode", "--help"], "take the one with FP32 accumulate, the lower (RTX 4090: 165"),
     ],
 )
 def test_defaults_in_help(capsys, monkeypatch, argv, says):

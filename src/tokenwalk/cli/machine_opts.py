@@ -60,7 +60,9 @@ TflopsOpt = Annotated[
     typer.Option(
         "--tflops",
         help="Compute rate, TFLOPS: dense FP16 on a GPU, FP32 SIMD on a cpu backend "
-        "(overrides the named machine's).",
+        "(overrides the named machine's). A GeForce spec sheet gives two dense FP16 tensor "
+        "figures: take the one with FP32 accumulate, the lower (RTX 4090: 165, not 330), and "
+        "never a sparse one.",
         show_default=False,
         rich_help_panel=SYSTEM_PANEL,
     ),
