@@ -830,13 +830,14 @@ def calibrate_machine(
             f"(more than {MAX_FIT_MEDIAN_PCT:.0f}%): not stored. Check that --model is the model "
             "the runs were made with and that the machine is the one they ran on"
         )
+    after_params = _params_dict(x)
     return MachineFit(
         machine=machine.slug,
         backend=machine.backend,
         n_runs=len(obs),
         before=_params_dict(prior),
-        after=_params_dict(x),
-        at_bound=capped(_params_dict(x)),
+        after=after_params,
+        at_bound=capped(after_params),
         error_before=error_stats(before, design.measured),
         error_after=error_after,
         predictions=[

@@ -30,7 +30,6 @@ __all__ = [
     "default_efficiency",
     "compose_efficiency",
     "machine_vendor",
-    "SEGMENTS",
     "machine_segment",
     "fit_keys",
     "peak_of",
@@ -223,12 +222,6 @@ def machine_vendor(name: str, backend: str, vendor: str | None = None) -> str:
     return "other"
 
 
-# A maker's segments, the classes of hardware that leave-one-group-out cross-validation leaves
-# out together (benchmarks/accuracy.py) and whose error a machine of a class without runs is
-# quoted (`tokenwalk.timing.accuracy`). Not a level of the fit: no prediction reads them.
-SEGMENTS = ("geforce", "consumer", "pro", "apu", "apple", "cpu")
-
-
 _PRO_NAME = re.compile(
     r"\b(rtx pro|rtx a\d+|ada generation|radeon pro|arc pro|quadro|tesla)\b", re.IGNORECASE
 )
@@ -237,13 +230,16 @@ _PRO_NAME = re.compile(
 def machine_segment(
     kind: str, vendor: str, name: str, backend: str = "", unified_memory: bool = False
 ) -> str:
-    """A machine's class, maker x segment (one of SEGMENTS, the maker in front but for
-    Apple's): 'nvidia geforce', 'nvidia pro', 'amd apu', 'apple', 'intel cpu', 'amd consumer'.
-    A machine computing on its CPU cores (kind cpu, or a cpu backend) is its maker's `cpu`; an
-    integrated GPU, a board's GPU or one sharing one memory with its CPU (GB10, Jetson) an
-    `apu`; a data-center card or a workstation card by its name (RTX PRO, RTX A5000, RTX 4000
-    Ada Generation, Radeon PRO, Arc Pro, Quadro, Tesla) `pro` (workstation and data-center);
-    another card its maker's consumer line (NVIDIA's `geforce`)."""
+    """A machine's class, maker x segment: what leave-one-group-out cross-validation leaves
+    out together (benchmarks/accuracy.py), and whose error a machine of a class without runs
+    quotes (`tokenwalk.timing.accuracy`); not a level of the fit, no prediction reads it. The
+    maker in front but for Apple's: 'nvidia geforce', 'nvidia pro', 'amd apu', 'apple',
+    'intel cpu', 'amd consumer'. A machine computing on its CPU cores (kind cpu, or a cpu
+    backend) is its maker's `cpu`; an integrated GPU, a board's GPU or one sharing one memory
+    with its CPU (GB10, Jetson) an `apu`; a data-center card or a workstation card by its name
+    (RTX PRO, RTX A5000, RTX 4000 Ada Generation, Radeon PRO, Arc Pro, Quadro, Tesla) `pro`
+    (workstation and data-center); another card its maker's consumer line (NVIDIA's
+    `geforce`)."""
     kind, vendor, backend = kind.lower(), vendor.lower(), backend.lower()
     if kind == "cpu" or backend == "cpu":
         return f"{vendor} cpu"
