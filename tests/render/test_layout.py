@@ -157,6 +157,7 @@ def test_a_title_breaks_only_at_its_separators():
         ["prefill", "qwen3.6-35b-a3b", "-m", "radeon-860m", "-p", "4096"],
         ["size", "qwen3.6-35b-a3b"],
         ["kv", "qwen3.6-35b-a3b"],
+        ["serve", "qwen3.6-35b-a3b", "-m", "radeon-860m", "--prompt", "2k", "-u", "4"],
     ],
 )
 def test_titles_do_not_wrap_inside_a_part_at_60_columns(argv, capsys, monkeypatch):

@@ -6,7 +6,7 @@ from rich.console import Console
 
 from tokenwalk.costs.serve import ServeReport
 from tokenwalk.render.fmt import count, human_bytes, rate, seconds
-from tokenwalk.render.layout import Facts, FitTable, Whole
+from tokenwalk.render.layout import Facts, FitTable, Whole, title_of
 from tokenwalk.render.safe import visible
 
 __all__ = ["render_serve"]
@@ -19,10 +19,9 @@ def _users(n: int) -> str:
 def render_serve(r: ServeReport, console: Console) -> None:
     cache = "one cache (-kvu)" if r.kv_unified else f"{count(r.ctx_per_user)} tokens a slot"
     engine = f"vLLM (x{r.engine_factor:g} the pass model); " if r.engine == "vllm" else ""
-    console.print(
-        f"[bold]{visible(r.model)} {visible(r.quant)}  ·  {visible(r.machine_name)}  ·  "
-        f"{_users(r.users)} writing[/bold]"
-    )
+    parts = [f"{visible(r.model)} {visible(r.quant)}", visible(r.machine_name)]
+    title = title_of([*parts, f"{_users(r.users)} writing"], console.width, markup=False)
+    console.print(title, style="bold", markup=False)
     if r.command:  # whole on one line, to paste (`Whole`)
         console.print(Whole([("llama-server", r.command)], indent=0), crop=False)
     console.print(
