@@ -117,6 +117,10 @@ class Machine(BaseModel):
     bandwidth_gbs: float
     tflops: float | None  # GPU dense FP16 or CPU FP32 SIMD; None: unknown
     peak: str | None = None  # what `tflops` is the peak of: matrix, vector, simd (PEAK_KINDS)
+    # a GPU's dense INT8 and FP4 rates (TOPS, TFLOPS): the peaks of the kernels some backends
+    # multiply quantized weights on (`timing.passes.weight_kernel_time`); None: not known
+    int8_tops: float | None = None
+    fp4_tflops: float | None = None
     gpu_limit_bytes: float | None = None  # what the GPU may hold, where set below the memory
     disk_read_gbs: float | None = None
     load_gbs: float | None = None  # a measured cold load: file bytes / seconds
@@ -344,6 +348,8 @@ def resolve_machine(
             bandwidth_gbs=bandwidth if bandwidth is not None else float(entry.bandwidth_gbs),
             tflops=tflops if tflops is not None else entry.tflops_for(b),
             peak=peak,
+            int8_tops=None if b == "cpu" else entry.int8_tops,
+            fp4_tflops=None if b == "cpu" else entry.fp4_tflops,
             gpu_limit_bytes=limit_bytes,
             disk_read_gbs=entry.disk_read_gbs,
             load_gbs=entry.load_gbs,

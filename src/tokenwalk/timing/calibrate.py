@@ -58,6 +58,9 @@ from tokenwalk.timing.fit import (
     predict_tok_s,
 )
 from tokenwalk.timing.passes import (
+    CPU_ROWS_HALF,
+    Peaks,
+    weight_kernel_time,
     DEFAULT_UBATCH,
     cpu_kernel_time,
     expert_compute,
@@ -145,7 +148,7 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 
 def _pass(
-    model: Model, n: int, ctx: int, backend: str, **kw: Any
+    model: Model, n: int, ctx: int, backend: str, peaks: Peaks | None = None, **kw: Any
 ) -> tuple[tuple[float, float, float, float, float, float, float], float]:
     """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
@@ -154,11 +157,15 @@ def _pass(
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
-    fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w)
+    kernel = weight_kernel_time(w, backend, peaks)
+    fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w, kernel)
+    flops, row_flops = matrix_flops(w, backend, peaks), matrix_row_flops(w, backend, peaks)
+    if backend == "cpu":  # a fixed rows_half (`compute_fit`): the row term is part of F
+        flops, row_flops = flops + CPU_ROWS_HALF * row_flops, 0.0
     terms = (
         w.bytes,
-        matrix_flops(w, backend),
-        matrix_row_flops(w, backend),
+        flops,
+        row_flops,
         w.overhead_layers,
         fx,
         rx,
@@ -180,6 +187,8 @@ def observation(
     phase: str,
     n_tokens: int | None,
     tok_s: float,
+    int8_tops: float | None = None,
+    fp4_tflops: float | None = None,
     ubatch: int = DEFAULT_UBATCH,
     depth: int = 0,
     kv_type: str = "f16",
@@ -187,10 +196,12 @@ def observation(
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
-    (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
+    (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens.
+    `int8_tops` and `fp4_tflops`: the GPU's dense INT8 and FP4 rates (`passes.Peaks`)."""
+    peaks = Peaks(tflops, int8_tops, fp4_tflops)
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        runs = [_pass(model, 1, ctx, backend, kv_type=kv_type)]
+        runs = [_pass(model, 1, ctx, backend, peaks, kv_type=kv_type)]
         tokens = 1.0
     else:
         if not n_tokens:
@@ -204,6 +215,7 @@ def observation(
                 n,
                 ctx,
                 backend,
+                peaks,
                 kv_type=kv_type,
                 n_logits=1 if i == len(plan) - 1 else 0,
                 weight_bytes=weights[n],
@@ -286,6 +298,8 @@ def benchmark_observations(
                 vendor=vendor,
                 bandwidth_gbs=float(m.bandwidth_gbs),
                 tflops=m.tflops_for(b.backend),
+                int8_tops=None if b.backend == "cpu" else m.int8_tops,
+                fp4_tflops=None if b.backend == "cpu" else m.fp4_tflops,
                 phase=b.phase,
                 n_tokens=b.n_tokens,
                 tok_s=b.tok_s,
@@ -804,6 +818,8 @@ def calibrate_machine(
                 vendor=machine.vendor,
                 bandwidth_gbs=machine.bandwidth_gbs,
                 tflops=machine.tflops,
+                int8_tops=machine.int8_tops,
+                fp4_tflops=machine.fp4_tflops,
                 phase=phase,
                 n_tokens=n,
                 tok_s=r.avg_ts,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -78,6 +78,9 @@ __all__ = [
     "expert_padded_rows",
     "expert_tile_flops",
     "weight_row_flops",
+    "Peaks",
+    "INT8_KERNEL_BACKENDS",
+    "weight_types",
     "matrix_flops",
     "matrix_row_flops",
     "CPU_KERNEL_TIME",
@@ -92,6 +95,7 @@ __all__ = [
     "expert_compute",
     "experts_at_dense_rate",
     "compute_fit",
+    "CPU_ROWS_HALF",
     "pass_time",
     "decode_ceiling_tok_s",
     "prefill_chunks",
@@ -110,6 +114,9 @@ RECURRENT_FLOPS_PER_STATE_ELEMENT = 4.0  # read S.k, decay, rank-one update, S.q
 # Vulkan mul_mat_vec_max_cols, Metal mul_mv_ext): each weight is streamed once and its few
 # multiply-adds hide under the read, so such passes pay no matrix-unit compute term.
 MATVEC_MAX_BATCH = 8
+# rows_half on a cpu backend, not fitted: ggml-cpu's kernels run a product a row at a time, so
+# a product of few rows wastes no tile; every CPU the data has fitted to the bound, 0.5.
+CPU_ROWS_HALF = 0.5
 # A recurrent layer with a scan state (Gated DeltaNet, Mamba) pays the fixed per-layer cost this
 # many times: its graph has more kernels than an attention layer's (a short-conv layer, LFM2's,
 # counts once: a convolution between two projections). llama-fit-params -v ("graph:
@@ -193,21 +200,46 @@ _PRODUCT_ROLES = frozenset(
 )
 
 
-def _mean_kernel_time(model: Model, table: dict[str, float], *, head: bool) -> float:
+def _mean_kernel_time(
+    model: Model, table: dict[str, float], *, head: bool, default: float | None = None
+) -> float:
     """`table`'s time of each weight product's type, averaged over the weights a token
     multiplies (the routed experts by the share a token wakes; the output head, `head_tensors`,
-    only with `head`). A type not in `table` takes its twin's time (`_type_time`), else 1."""
+    only with `head`). A type not in `table` takes its twin's time (`_type_time`), else 1, or
+    `default` where given."""
+
+    def time(type_name: str) -> float:
+        if default is not None:
+            return table.get(type_name, default)
+        return _type_time(table, type_name)
+
     num = den = 0.0
     for t in model.tensors:
         if t.role not in _PRODUCT_ROLES or len(t.info.shape) < 2:
             continue
         active = t.n_elements * tensor_read_fraction(model, t, 1)
-        num += active * _type_time(table, t.type_name)
+        num += active * time(t.type_name)
         den += active
     for t in head_tensors(model) if head else ():
-        num += t.n_elements * _type_time(table, t.type_name)
+        num += t.n_elements * time(t.type_name)
         den += t.n_elements
-    return num / den if den else 1.0
+    return num / den if den else (1.0 if default is None else default)
+
+
+FLOAT_TYPES = frozenset({"F32", "F16", "BF16"})
+FP4_TYPES = frozenset({"MXFP4", "NVFP4"})
+
+
+@per_model
+def weight_types(model: Model) -> tuple[float, float, float]:
+    """(quantized integer types, FP4 types, F16): shares of the weights a token multiplies (the
+    routed experts by the share a token wakes, the output head left out), by the kind of
+    kernel a GPU runs them on (`weight_kernel_time`)."""
+    quant = {t: 0.0 for t in FLOAT_TYPES | FP4_TYPES}
+    q = _mean_kernel_time(model, quant, head=False, default=1.0)
+    x = _mean_kernel_time(model, dict.fromkeys(FP4_TYPES, 1.0), head=False, default=0.0)
+    h = _mean_kernel_time(model, {"F16": 1.0}, head=False, default=0.0)
+    return q, x, h
 
 
 def cpu_matvec_kernels(tokens: int) -> bool:
@@ -468,6 +500,11 @@ class PassWork(BaseModel):
     # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
     # or `cpu_matvec_time` for a pass of one token: a CPU's mat-vec kernels)
     cpu_kernel_time: float = 1.0
+    # shares of the weight products' FLOPs in quantized integer types, in FP4 types (MXFP4,
+    # NVFP4) and in F16 (`weight_types`): the kernels a GPU runs them on (`weight_kernel_time`)
+    int8_share: float = 0.0
+    fp4_share: float = 0.0
+    f16_share: float = 0.0
 
     @property
     def overhead_layers(self) -> float:
@@ -553,6 +590,7 @@ def pass_work(
         recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
         layer_weight=model.layer_nodes / LLAMA_LAYER_NODES if model.layer_nodes else None,
         cpu_kernel_time=kernel,
+        **dict(zip(("int8_share", "fp4_share", "f16_share"), weight_types(model), strict=True)),
     )
 
 
@@ -640,38 +678,90 @@ def unhidden_share(work: PassWork, backend: str) -> float:
     return 1.0 / work.n_tokens
 
 
-def matrix_flops(work: PassWork, backend: str = "") -> float:
+class Peaks(NamedTuple):
+    """A GPU's peak rates for the kernels llama.cpp multiplies weights with: dense FP16
+    (`tflops`, the rate the compute term divides by), dense INT8 and dense FP4; None where not
+    known (such a weight then counts at the FP16 rate)."""
+
+    tflops: float | None
+    int8_tops: float | None = None
+    fp4_tflops: float | None = None
+
+    @classmethod
+    def of(cls, machine: Machine) -> Peaks:
+        return cls(machine.tflops, machine.int8_tops, machine.fp4_tflops)
+
+
+# Backends whose prefill multiplies quantized weights on INT8 units: CUDA's MMQ, which every
+# NVIDIA GPU from Turing on takes for every quantized type (`ggml_cuda_should_use_mmq` in
+# ggml-cuda/mmq.cu: `turing_mma_available`), so a card with an INT8 rate runs them there;
+# older cards (no INT8 rate catalogued) dequantize large batches for cuBLAS at FP16. There the
+# FP4 types (MXFP4, NVFP4) run on Blackwell's FP4 units, at INT8 elsewhere, and F16 weights
+# through cuBLAS with FP16 accumulation (`batched_mul_mat_traits<GGML_TYPE_F16>`:
+# CUBLAS_COMPUTE_16F), half the INT8 rate from Turing on. ROCm's MMQ runs INT8 at the FP16 rate
+# of the cards the data has (RDNA3 WMMA, CDNA MFMA) and hands CDNA's large K-quant batches to
+# hipBLAS; Metal, Vulkan, SYCL and OpenCL dequantize to FP16: all at the FP16 rate.
+INT8_KERNEL_BACKENDS = frozenset({"cuda"})
+INT8_PER_FP16 = 4.0
+
+
+def weight_kernel_time(work: PassWork, backend: str, peaks: Peaks | None = None) -> float:
+    """How many times the weight products' FLOPs count in the compute term, which divides by
+    the FP16 rate (or a CPU's SIMD rate):
+
+        on a CPU:   PassWork.cpu_kernel_time (its kernels for the weights' types, vs Q4_K's)
+        on a GPU:   1 - q - x - h + q FP16 / INT8 + x FP16 / FP4 + h FP16 / (INT8 / 2)
+
+    with q, x, h the shares of the weight products in quantized integer types, FP4 types and
+    F16 (`weight_types`) on an INT8_KERNEL_BACKENDS backend with an INT8 rate, 0 elsewhere; an
+    FP4 rate not known is INT8's."""
+    if backend == "cpu":
+        return work.cpu_kernel_time
+    if backend not in INT8_KERNEL_BACKENDS or peaks is None:
+        return 1.0
+    fp16, int8 = peaks.tflops, peaks.int8_tops
+    if not fp16 or not int8:
+        return 1.0
+    fp4 = peaks.fp4_tflops or int8
+    q, x = work.int8_share, work.fp4_share
+    r = INT8_PER_FP16
+    return 1.0 - q - x + q * fp16 * r / int8 + x * fp16 * r / fp4
+
+
+def matrix_flops(work: PassWork, backend: str = "", peaks: Peaks | None = None) -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
-    they count, and do not hide under the read (`unhidden_share`). A CPU's weight products count
-    `PassWork.cpu_kernel_time` times (the kernel of each weight type, relative to Q4_K's: the
-    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
+    they count, and do not hide under the read (`unhidden_share`). The weight products count
+    `weight_kernel_time` times: on a CPU the kernel of each weight type relative to Q4_K's (the
+    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step), on a GPU the
+    peak of the kernel each weight runs on relative to FP16."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
-    return work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
+    return work.attention_flops + weight_kernel_time(work, backend, peaks) * work.matmul_flops
 
 
-def weight_kernel_time(work: PassWork, backend: str) -> float:
-    """How many times the weight products' FLOPs count in the compute term: on a CPU
-    `PassWork.cpu_kernel_time` (its kernels for the weights' types, relative to Q4_K's), 1 on
-    a GPU, whose matrix kernels the fitted rate already describes."""
-    return work.cpu_kernel_time if backend == "cpu" else 1.0
+def matrix_row_flops(work: PassWork, backend: str = "", peaks: Peaks | None = None) -> float:
+    """R of the compute term: `PassWork.row_flops` on a GPU (its weight products counted
+    `weight_kernel_time` times, its attention once), `cpu_row_flops` on a CPU, where a product
+    of one row (decoding, the head's last logit) runs at 1 / (1 + rows_half) of the rate a
+    large product reaches."""
+    if backend == "cpu":
+        return work.cpu_row_flops
+    if not work.row_flops:
+        return 0.0
+    attention = work.attention_flops / (work.streams * work.n_tokens)
+    k = weight_kernel_time(work, backend, peaks)
+    return attention + k * (work.row_flops - attention)
 
 
-def matrix_row_flops(work: PassWork, backend: str = "") -> float:
-    """R of the compute term: `PassWork.row_flops` on a GPU, `cpu_row_flops` on a CPU, where a
-    product of one row (decoding, the head's last logit) runs at 1 / (1 + rows_half) of the
-    rate a large product reaches."""
-    return work.cpu_row_flops if backend == "cpu" else work.row_flops
-
-
-def expert_compute(work: PassWork) -> tuple[float, float]:
+def expert_compute(work: PassWork, kernel_time: float = 1.0) -> tuple[float, float]:
     """(F_x, R_x): the routed-expert products' part of the compute term's F and R (0 for a pass
-    on mat-vec kernels, hidden under the weight read)."""
+    on mat-vec kernels, hidden under the weight read), counted `kernel_time` times
+    (`weight_kernel_time`)."""
     if work.matvec:
         return 0.0, 0.0
-    return work.expert_flops, work.expert_row_flops
+    return kernel_time * work.expert_flops, kernel_time * work.expert_row_flops
 
 
 def experts_at_dense_rate(backend: str) -> bool:
@@ -683,20 +773,22 @@ def experts_at_dense_rate(backend: str) -> bool:
 
 def compute_fit(fit: Efficiency, backend: str) -> Efficiency:
     """The efficiencies a pass computes with on a backend: eff_experts 1 where the routed
-    experts run at the dense rate (`experts_at_dense_rate`)."""
-    if experts_at_dense_rate(backend) and fit.eff_experts != 1.0:
-        return fit.model_copy(update={"eff_experts": 1.0})
+    experts run at the dense rate (`experts_at_dense_rate`), and rows_half CPU_ROWS_HALF on a
+    cpu backend."""
+    if experts_at_dense_rate(backend):
+        return fit.model_copy(update={"eff_experts": 1.0, "rows_half": CPU_ROWS_HALF})
     return fit
 
 
 def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     """A pass's work on a machine: its memory, compute and overhead terms and what bound it
     (`pass_seconds` with the machine's rates, efficiencies and backend)."""
-    expert_x, expert_rx = expert_compute(work)
+    peaks = Peaks.of(machine)
+    expert_x, expert_rx = expert_compute(work, weight_kernel_time(work, machine.backend, peaks))
     mem, comp, expert, over = pass_seconds(
         work.bytes,
-        matrix_flops(work, machine.backend),
-        matrix_row_flops(work, machine.backend),
+        matrix_flops(work, machine.backend, peaks),
+        matrix_row_flops(work, machine.backend, peaks),
         work.overhead_layers,
         machine.bandwidth_gbs,
         machine.tflops,
@@ -962,12 +1054,12 @@ def decode_report(
         flops_per_token=w.flops / parallel,
         memory_s=cost.memory_s,
         compute_s=cost.compute_s,
-        compute_flops=matrix_flops(w, machine.backend),
-        row_flops=matrix_row_flops(w, machine.backend),
+        compute_flops=matrix_flops(w, machine.backend, Peaks.of(machine)),
+        row_flops=matrix_row_flops(w, machine.backend, Peaks.of(machine)),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
         unhidden=cost.unhidden,
-        kernel_time=weight_kernel_time(w, machine.backend),
+        kernel_time=weight_kernel_time(w, machine.backend, Peaks.of(machine)),
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
@@ -1120,7 +1212,8 @@ def prefill_report(
             kernel_time=kernel,
         )
         cost = pass_cost(work, machine)
-        fx, rx = expert_compute(work)
+        kernel = weight_kernel_time(work, machine.backend, Peaks.of(machine))
+        fx, rx = expert_compute(work, kernel)
         chunks.append(
             PrefillChunk(
                 index=i,
@@ -1135,12 +1228,12 @@ def prefill_report(
                 weight_read_bytes=work.weight_bytes,
                 read_bytes=work.bytes,
                 flops=work.flops,
-                row_flops=matrix_row_flops(work, machine.backend),
+                row_flops=matrix_row_flops(work, machine.backend, Peaks.of(machine)),
                 expert_flops=fx,
                 expert_row_flops=rx,
                 attention_share=work.attention_flops / work.flops if work.flops else 0.0,
                 expert_rows=expert_rows(model, n) if model.spec.n_expert else 0.0,
-                kernel_time=weight_kernel_time(work, machine.backend),
+                kernel_time=kernel,
                 unhidden=cost.unhidden,
             )
         )
