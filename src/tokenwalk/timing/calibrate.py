@@ -59,9 +59,8 @@ from tokenwalk.timing.fit import (
 )
 from tokenwalk.timing.passes import (
     CPU_ROWS_HALF,
-    Peaks,
-    weight_kernel_time,
     DEFAULT_UBATCH,
+    Peaks,
     cpu_kernel_time,
     expert_compute,
     expert_tile_flops,
@@ -71,6 +70,7 @@ from tokenwalk.timing.passes import (
     pass_work,
     prefill_chunks,
     unhidden_share,
+    weight_kernel_time,
 )
 
 __all__ = [
@@ -193,6 +193,7 @@ def observation(
     depth: int = 0,
     kv_type: str = "f16",
     peak: str | None = None,
+    engine: str = "",
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
@@ -233,7 +234,7 @@ def observation(
         tokens=tokens,
         passes=tuple(terms for terms, _ in runs),
         measured_tok_s=tok_s,
-        keys=fit_keys(vendor, kind, backend, machine, peak=peak),
+        keys={**fit_keys(vendor, kind, backend, machine, peak=peak), "engine": engine},
         meta={
             "kind": kind,
             "backend": backend,
@@ -307,6 +308,7 @@ def benchmark_observations(
                 depth=getattr(b, "depth", 0) or 0,
                 kv_type=kv_type,
                 peak=peak_of(b.backend, m.fp16_kind),
+                engine="" if b.engine == "llama.cpp" else b.engine,
                 meta={
                     "standard": b.standard,
                     "preset": preset,

@@ -66,7 +66,9 @@ __all__ = [
 ]
 
 PARAMS = ("eff_bw", "eff_compute", "overhead_per_layer_s", "rows_half", "eff_experts")
-LEVELS = (*FIT_LEVELS, "machine")
+# "engine": a wrapper the runs went through (Ollama, llamafile), absent for llama.cpp itself; a
+# machine priced from its groups runs llama.cpp, so no composed fit reads it
+LEVELS = (*FIT_LEVELS, "engine", "machine")
 HUBER_DELTA = 0.15  # log error beyond which a row counts linearly (about 16%)
 # Prior width of each level's offset, log units, per parameter (eff_bw, eff_compute, overhead,
 # rows_half, eff_experts); 0: no offset at that level. Chosen by leave-one-device-out
@@ -78,6 +80,7 @@ PRIOR_SIGMA: dict[str, tuple[float, ...]] = {
     "backend": (0.3, 1.0, 1.0, 3.0, 1.0),
     "kind": (0.3, 1.0, 1.0, 0.0, 0.0),
     "kind/backend": (0.3, 0.7, 0.7, 0.0, 0.0),
+    "engine": (0.5, 0.7, 1.0, 0.0, 0.0),
     "machine": (0.5, 0.7, 1.0, 0.0, 0.0),
 }
 GROUP_MIN_MACHINES = 2
@@ -302,7 +305,9 @@ def _columns(design: Design, train: np.ndarray) -> tuple[list[tuple[str, str]], 
                 continue
             members.setdefault(key, set()).add(o.machine)
             counts[key] = counts.get(key, 0) + 1
-    cols = [k for k in members if k[0] == "machine" or len(members[k]) >= GROUP_MIN_MACHINES]
+    cols = [
+        k for k in members if k[0] in ("engine", "machine") or len(members[k]) >= GROUP_MIN_MACHINES
+    ]
     cols.sort(key=lambda k: (LEVELS.index(k[0]), k[1]))
     return cols, counts, {k: len(v) for k, v in members.items()}
 
