@@ -140,3 +140,16 @@ def test_no_users_is_refused_under_its_own_name(capsys):
     assert main(["serve", "qwen3-8b", "-m", "rtx-4090", "--prompt", "1k", "--users", "0"]) == 2
     err = capsys.readouterr().err
     assert "--users must be at least 1" in err and "--parallel" not in err
+
+
+def test_memory_holds_the_users_whose_kv_fits_the_card_as_placed(capsys):
+    """The KV of more users than the card holds is not 'fits' on a card whose command pins
+    every layer to it (`-ngl all`): 26 users of 2,548 tokens next to qwen3-30b-a3b's 18.6 GB
+    on a 24 GB RTX 4090 (docs/serve.md), not the 256 a placement of their own would put in
+    RAM."""
+    argv = ["serve", "qwen3-30b-a3b", "-m", "rtx-4090", "-u", "8", "--prompt", "2048"]
+    r = run_json(capsys, *argv, "--output", "500")
+    assert "-ngl all" in r["command"]
+    assert r["max_users_fit"] == 26
+    fits = {x["users"]: x["fits"] for x in r["by_users"]}
+    assert fits[16] is True and fits[32] is False and fits[256] is False

@@ -234,7 +234,9 @@ def _llama(
     **common: object,
 ):  # noqa: ANN202
     """llama-server: the model on one pool, or placed on cards and a host for the asked users."""
-    from tokenwalk.costs.compare import system_plan
+    import dataclasses
+
+    from tokenwalk.costs.compare import reserve, system_plan
     from tokenwalk.costs.serve import PoolPricer, SplitPricer, largest_users, serve_report
 
     kv_type = kv_type.lower()
@@ -248,8 +250,14 @@ def _llama(
         pricer = SplitPricer(setup, kv_type)
 
     def fits(b: int) -> bool | None:
+        """Whether b users' KV fits next to the weights as they are placed for the asked users
+        (the placement the speeds and the printed command are of: another count of users at
+        the same flags, not a placement of its own)."""
         ctx = b * per_user
-        at = system_plan(mdl, sysm, offload, ctx=ctx, kv_type=kv_type, parallel=b)
+        at = None
+        if setup is not None:
+            placement = dataclasses.replace(setup.placement, ctx=reserve(ctx, offload) or ctx)
+            at = dataclasses.replace(setup, placement=placement)
         f = system_fit([mdl], sysm, at, system_gb, ctx=ctx, kv_type=kv_type, parallel=b)
         return None if f is None else f.fits
 
