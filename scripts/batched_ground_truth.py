@@ -9,14 +9,17 @@ is quiet (1-minute load average below --max-load, polled every --poll seconds; a
 
 (CTX = B x (largest PP + TG), so no row is skipped; a cache per sequence, prompts not shared:
 llama.cpp's defaults) and appends its JSON lines, unchanged, to OUT/<model stem>.jsonl. One
-run per B keeps each row's load averages apart. It writes OUT/runs.json (every command, its
-exit code, wall time and the load averages around it) and OUT/README.md saying how all of it
-was made. The models' header-only copies are those of tests/data/cpu-ground-truth/headers.
+run per B keeps each row's load averages apart. --repeats R makes R rounds of every model and
+B, one after another (a row's R lines then sit apart in time, and a reader takes their median).
+It writes OUT/runs.json (every command, its exit code, wall time and the load averages around
+it) and OUT/README.md saying how all of it was made. The models' header-only copies are those
+of tests/data/cpu-ground-truth/headers.
 
 Usage:
   python scripts/batched_ground_truth.py --batched-bench /path/to/llama-batched-bench \\
       --source "model.gguf=where the file came from" model.gguf [more.gguf ...] \\
-      [--out tests/data/batched-ground-truth] [--threads 2] [--npl 1,2,4,8,16,32]
+      [--out tests/data/batched-ground-truth] [--threads 2] [--npl 1,2,4,8,16,32] \\
+      [--repeats 1]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -73,6 +77,14 @@ def run_appending(cmd: list[str], out_file: Path, gate: dict, log: list[dict]) -
     return res.returncode
 
 
+def rounds(rows: list[dict]) -> dict[tuple[int, int, int], list[dict]]:
+    """The rows of each (pp, tg, pl), in the order they ran."""
+    out: dict[tuple[int, int, int], list[dict]] = {}
+    for r in rows:
+        out.setdefault((r["pp"], r["tg"], r["pl"]), []).append(r)
+    return out
+
+
 def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
     lines = [
         "# Batched ground truth: llama-batched-bench on one 2-core machine",
@@ -81,7 +93,8 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
         "Everything here is written by `scripts/batched_ground_truth.py`; do not edit by hand.",
         "",
         "- `<model>.jsonl`: the JSON lines llama-batched-bench printed (`--output-format jsonl`),"
-        " one run per number of sequences, unchanged: pp, tg, pl (sequences), t_pp, speed_pp"
+        f" one run per number of sequences and round ({meta['repeats']} round(s)), unchanged:"
+        " pp, tg, pl (sequences), t_pp, speed_pp"
         " (S_PP = pl x pp / t_pp), t_tg, speed_tg (S_TG = pl x tg / t_tg)",
         "- `runs.json`: every command, its exit code, wall time and the load averages around it",
         "- the models' header-only copies: `../cpu-ground-truth/headers/`",
@@ -115,16 +128,21 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
         "",
         "## Results (tokens/s)",
         "",
-        "| model | PP | TG | B | S_PP | S_TG |",
-        "|---|---:|---:|---:|---:|---:|",
+        "The median of each row's rounds, and every round in the order it ran.",
+        "",
+        "| model | PP | TG | B | S_PP | S_TG | S_PP rounds | S_TG rounds |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for m in meta["models"]:
         path = out / (Path(m["file"]).name.removesuffix(".gguf") + ".jsonl")
         rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-        for r in sorted(rows, key=lambda r: (r["pp"], r["pl"])):
+        for (pp, tg, pl), group in sorted(rounds(rows).items()):
+            pps = [r["speed_pp"] for r in group]
+            tgs = [r["speed_tg"] for r in group]
             lines.append(
-                f"| {m['file']} | {r['pp']} | {r['tg']} | {r['pl']} | {r['speed_pp']:.2f} | "
-                f"{r['speed_tg']:.2f} |"
+                f"| {m['file']} | {pp} | {tg} | {pl} | {statistics.median(pps):.2f} | "
+                f"{statistics.median(tgs):.2f} | {', '.join(f'{x:.1f}' for x in pps)} | "
+                f"{', '.join(f'{x:.1f}' for x in tgs)} |"
             )
     lines += log_lines(log)
     (out / "README.md").write_text("\n".join(lines), encoding="utf-8")
@@ -148,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--run-anyway-at", help="UTC time HH:MM after which runs no longer wait")
     ap.add_argument("--source", action="append", default=[], help="FILE=where it came from")
     ap.add_argument("--build", default="(not given)", help="which llama.cpp, how it was built")
+    ap.add_argument("--repeats", type=int, default=1, help="rounds of every model and B")
     args = ap.parse_args(argv)
 
     for p in (args.batched_bench, *args.models):
@@ -164,30 +183,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     log: list[dict] = []
     models = []
     span = max(int(x) for x in args.npp.split(",")) + max(int(x) for x in args.ntg.split(","))
-    for model in args.models:
-        target = out / (model.name.removesuffix(".gguf") + ".jsonl")
+    targets = {m: out / (m.name.removesuffix(".gguf") + ".jsonl") for m in args.models}
+    for target in targets.values():
         target.write_text("", encoding="utf-8")
-        for pl in (int(x) for x in args.npl.split(",")):
-            cmd = [
-                str(args.batched_bench),
-                "-m",
-                str(model),
-                "-c",
-                str(pl * span),
-                "-t",
-                str(args.threads),
-                "-npp",
-                args.npp,
-                "-ntg",
-                args.ntg,
-                "-npl",
-                str(pl),
-                "--output-format",
-                "jsonl",
-            ]
-            gate = wait_for_quiet(args.max_load, args.poll, deadline)
-            if run_appending(cmd, target, gate, log) != 0:
-                return 1
+    for _ in range(args.repeats):
+        for model, target in targets.items():
+            for pl in (int(x) for x in args.npl.split(",")):
+                cmd = [
+                    str(args.batched_bench),
+                    "-m",
+                    str(model),
+                    "-c",
+                    str(pl * span),
+                    "-t",
+                    str(args.threads),
+                    "-npp",
+                    args.npp,
+                    "-ntg",
+                    args.ntg,
+                    "-npl",
+                    str(pl),
+                    "--output-format",
+                    "jsonl",
+                ]
+                gate = wait_for_quiet(args.max_load, args.poll, deadline)
+                if run_appending(cmd, target, gate, log) != 0:
+                    return 1
+    for model in args.models:
         models.append(
             {
                 "file": model.name,
@@ -206,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_load": args.max_load,
         "poll_s": args.poll,
         "build": args.build,
+        "repeats": args.repeats,
         "models": models,
     }
     (out / "runs.json").write_text(json.dumps({"runs": log}, indent=1) + "\n", encoding="utf-8")

@@ -4,7 +4,11 @@ sequences, against `tokenwalk serve`'s pass model on that guest (epyc-kvm-2c-2t 
 machine.yaml there: its rates measured and its fit calibrated on llama-bench runs of the same
 files on the same guest, llama-bench/): S_PP and S_TG within 15% for every B. The CPU's cost
 per extra sequence (SEQUENCE_ATTENTION_S_PER_FLOP) is fitted on these rows
-(benchmarks/serve_cpu.py)."""
+(benchmarks/serve_cpu.py).
+
+A second record, tests/data/batched-ground-truth-xeon (a 2-core Intel Xeon guest, three rounds
+a row), is read the same way but judges nothing: its rounds differ by more than the bar (the
+benchmark prints each row's spread; docs/serve.md, "CPU ground truth")."""
 
 from __future__ import annotations
 
@@ -15,92 +19,101 @@ from pathlib import Path
 
 import pytest
 
-from tokenwalk.costs.serve import SEQUENCE_ATTENTION_S_PER_FLOP, PoolPricer, batched_bench
-from tokenwalk.machine import resolve_machine
-from tokenwalk.model.resolve import load_model
+from tokenwalk.costs.serve import SEQUENCE_ATTENTION_S_PER_FLOP, batched_bench
 
-DATA = Path(__file__).parent / "data" / "batched-ground-truth"
-HEADERS = Path(__file__).parent / "data" / "cpu-ground-truth" / "headers"
+ROOT = Path(__file__).parents[1]
+DATA = ROOT / "tests" / "data" / "batched-ground-truth"
 if not (DATA / "runs.json").is_file():
     pytest.skip(
         "no batched ground truth recorded yet: python scripts/batched_ground_truth.py",
         allow_module_level=True,
     )
-FILES = sorted(DATA.glob("*.jsonl"))
-ROWS = [(p.stem, json.loads(line)) for p in FILES for line in p.read_text().splitlines() if line]
+_spec = importlib.util.spec_from_file_location("serve_cpu", ROOT / "benchmarks" / "serve_cpu.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["serve_cpu"] = bench  # its dataclasses look their module up
+_spec.loader.exec_module(bench)
+ROWS = bench.runs()
+JUDGED = [r for r in ROWS if r.guest == bench.JUDGED]
 
 
 @pytest.fixture(scope="module")
 def pricers():
-    machine = resolve_machine("epyc-kvm-2c-2t", machines_file=DATA / "machine.yaml")
-    return {
-        p.stem: PoolPricer(load_model(str(HEADERS / f"{p.stem}.header.gguf")).model, machine)
-        for p in FILES
-    }
+    return bench.pricers()
 
 
-def test_every_b_of_both_models_is_recorded():
-    assert len(FILES) == 2
-    for p in FILES:
-        rows = [json.loads(x) for x in p.read_text().splitlines() if x]
-        assert sorted((r["pp"], r["pl"]) for r in rows) == [
-            (pp, b) for pp in (128, 512) for b in (1, 2, 4, 8, 16, 32)
-        ]
-        assert all(r["tg"] == 128 and r["n_threads"] == 2 and not r["is_pp_shared"] for r in rows)
+def test_every_b_of_both_models_is_recorded_on_every_guest():
+    assert [g.name for g in bench.GUESTS][0] == "batched-ground-truth"
+    for guest in bench.GUESTS:
+        files = sorted(guest.glob("*.jsonl"))
+        assert len(files) == 2
+        for p in files:
+            rows = [json.loads(x) for x in p.read_text().splitlines() if x]
+            assert sorted({(r["pp"], r["pl"]) for r in rows}) == [
+                (pp, b) for pp in (128, 512) for b in (1, 2, 4, 8, 16, 32)
+            ]
+            assert all(
+                r["tg"] == 128 and r["n_threads"] == 2 and not r["is_pp_shared"] for r in rows
+            )
+    assert len(ROWS) == 24 * len(bench.GUESTS)
 
 
 # Rows the pass model misses by more than 15% today (docs/serve.md, "CPU ground truth", says
 # why each one misses): a strict xfail each, so that a row which comes within the bar, or one
 # more that leaves it, fails.
+EPYC = bench.JUDGED
 MISSES = {
-    ("SmolLM2-135M-Instruct.Q4_1", 128, 32),
-    ("gemma-3-270m-q4_k_m", 128, 1),
-    ("gemma-3-270m-q4_k_m", 512, 1),
-    ("gemma-3-270m-q4_k_m", 128, 2),
-    ("gemma-3-270m-q4_k_m", 512, 2),
-    ("gemma-3-270m-q4_k_m", 128, 4),
-    ("gemma-3-270m-q4_k_m", 512, 32),
+    (EPYC, "SmolLM2-135M-Instruct.Q4_1", 128, 32),
+    (EPYC, "gemma-3-270m-q4_k_m", 128, 1),
+    (EPYC, "gemma-3-270m-q4_k_m", 512, 1),
+    (EPYC, "gemma-3-270m-q4_k_m", 128, 2),
+    (EPYC, "gemma-3-270m-q4_k_m", 512, 2),
+    (EPYC, "gemma-3-270m-q4_k_m", 128, 4),
+    (EPYC, "gemma-3-270m-q4_k_m", 512, 32),
 }
 
 
 @pytest.mark.parametrize(
-    "stem, row",
+    "row",
     [
         pytest.param(
-            s,
             r,
             marks=[pytest.mark.xfail(strict=True, reason="misses the 15% bar")]
-            if (s, r["pp"], r["pl"]) in MISSES
+            if (r.guest, r.model, r.pp, r.pl) in MISSES
             else [],
         )
-        for s, r in ROWS
+        for r in JUDGED
     ],
-    ids=[f"{s}-pp{r['pp']}-B{r['pl']}" for s, r in ROWS],
+    ids=[f"{r.model}-pp{r.pp}-B{r.pl}" for r in JUDGED],
 )
-def test_speeds_within_15_percent(pricers, stem, row):
-    got = batched_bench(pricers[stem], row["pp"], row["tg"], row["pl"])
-    assert got.s_pp_tok_s == pytest.approx(row["speed_pp"], rel=0.15)
-    assert got.s_tg_tok_s == pytest.approx(row["speed_tg"], rel=0.15)
+def test_speeds_within_15_percent(pricers, row):
+    got = batched_bench(pricers[row.guest, row.model], row.pp, row.tg, row.pl)
+    assert got.s_pp_tok_s == pytest.approx(row.s_pp_tok_s, rel=0.15)
+    assert got.s_tg_tok_s == pytest.approx(row.s_tg_tok_s, rel=0.15)
 
 
 def test_readme_says_how_it_was_made():
-    text = (DATA / "README.md").read_text()
-    for needle in ("llama-batched-bench", "Model name", "L3 cache", "load", "0c1e570"):
-        assert needle in text
-    runs = json.loads((DATA / "runs.json").read_text())["runs"]
-    standing = [r for r in runs if "replaced" not in r]  # a disturbed run, run again later
-    assert len(standing) == 12 and all(r["exit_code"] == 0 and r["loadavg_at_start"] for r in runs)
+    for guest in bench.GUESTS:
+        text = (guest / "README.md").read_text()
+        for needle in ("llama-batched-bench", "Model name", "L3 cache", "load", "0c1e570"):
+            assert needle in text
+        runs = json.loads((guest / "runs.json").read_text())["runs"]
+        standing = [r for r in runs if "replaced" not in r]  # a disturbed run, run again later
+        assert len(standing) % 12 == 0 and len(standing) >= 12
+        assert all(r["exit_code"] == 0 and r["loadavg_at_start"] for r in runs)
+
+
+def test_the_xeon_record_is_three_rounds_whose_spread_exceeds_the_bar():
+    """Why the Xeon's record judges nothing: three rounds a row, and in most rows they differ
+    by more than 15% (the reading docs/serve.md gives of it)."""
+    xeon = [r for r in ROWS if r.guest == "batched-ground-truth-xeon"]
+    assert len(xeon) == 24
+    assert sum(r.spread > bench.BAR for r in xeon) >= 20
 
 
 def test_cpu_sequence_attention_is_the_fit():
     """The shipped per-FLOP cost of an extra sequence's attention on a CPU is the median that
     benchmarks/serve_cpu.py computes from these rows (34.6 ps)."""
-    path = Path(__file__).parents[1] / "benchmarks" / "serve_cpu.py"
-    spec = importlib.util.spec_from_file_location("serve_cpu", path)
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["serve_cpu"] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
     fitted = bench.fit_cpu_sequence_attention()
-    assert len(bench.implied_s_per_flop()) == 20
+    assert sum(r.guest == bench.JUDGED for r, _ in bench.implied_s_per_flop()) == 20
     assert SEQUENCE_ATTENTION_S_PER_FLOP["cpu"] == pytest.approx(fitted, rel=0.005)
     assert SEQUENCE_ATTENTION_S_PER_FLOP["gpu"] == 0.0
