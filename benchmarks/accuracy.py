@@ -42,11 +42,14 @@ a random 1% (seeded, so the same N draws every run) and prints, for the headline
 value on the data as it is and the range over the draws: how much of a figure is the data and
 how much is where the fit happens to settle.
 
-With `--save FILE` it writes the cross-validated predictions (JSON, one per row label), and
-with `--against FILE` it compares them with such a file written by another version of the
-model: over 2,000 resamples of the devices (the same devices for both), the median change of
-each headline figure, its 5th to 95th percentile, and in how many resamples the figure is
-lower. That is how a change to the model is judged against the one before it.
+With `--save FILE` it writes the cross-validated predictions (JSON, one per row label; the
+device-out ones and each grouping's group-out ones), and with `--against FILE` it compares them
+with such a file written by another version of the model: over 2,000 resamples of the devices
+(the same devices for both), the median change of each headline figure, its 5th to 95th
+percentile, and in how many resamples the figure is lower; then the same for the group-out
+figures (the pooled decode and prefill medians, and the number of kind, segment and backend
+groups of 5+ rows above 30%). That is how a change to the model is judged against the one
+before it, by both cross-validations.
 
 With `--seed-influence` it refits once more for each device but the seed laptop, with that
 device left out as well, and prints the seed laptop's left-out prefill each time (the range,
@@ -174,11 +177,79 @@ def paired_changes(
     """How each headline figure changes from `before` to `after` (two sets of predictions of
     the same rows) over n resamples of the devices, the same devices for both: (median change,
     5th and 95th percentile of the change, share of resamples in which it is lower)."""
+
+    def figures(pred: np.ndarray) -> Callable[[np.ndarray], dict[str, float]]:
+        return lambda idx: headline([obs[i] for i in idx], pred[idx], measured[idx])
+
+    return _paired(obs, figures(before), figures(after), n, seed)
+
+
+def group_figures(
+    phase: np.ndarray,
+    labels: dict[str, np.ndarray],
+    by_level: dict[str, np.ndarray],
+    measured: np.ndarray,
+) -> dict[str, float]:
+    """The leave-one-group-out figures #29's targets name: the median of every grouping's
+    predictions pooled, per phase, and how many groups of GROUPS_KEPT's levels with at least
+    CLASS_MIN_ROWS rows miss by a median of more than 30% (a group counted once per phase).
+    `labels`: each level's group of each row; all arrays of the same rows."""
+    out: dict[str, float] = {}
+    above = 0
+    for p in PHASES:
+        rows = phase == p
+        if not rows.any():
+            continue
+        pooled = np.concatenate([pred[rows] for pred in by_level.values()])
+        stats = error_stats(pooled, np.tile(measured[rows], len(by_level)))
+        out[f"group-out {p} median %"] = stats.median_pct
+        for lv in GROUPS_KEPT:
+            if lv not in by_level:
+                continue
+            for g in set(labels[lv][rows]):
+                m = rows & (labels[lv] == g)
+                if m.sum() >= CLASS_MIN_ROWS:
+                    above += error_stats(by_level[lv][m], measured[m]).median_pct > 30
+    out["groups of 5+ rows above 30%"] = float(above)
+    return out
+
+
+def paired_group_changes(
+    obs: list,
+    before: dict[str, np.ndarray],
+    after: dict[str, np.ndarray],
+    measured: np.ndarray,
+    n: int = PAIRED_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, tuple[float, float, float, float]]:
+    """`paired_changes` of the `group_figures`: two versions' leave-one-group-out predictions
+    (level -> predictions of every row), over the same resamples of the devices."""
+    phase = np.array([o.phase for o in obs])
+    labels = {lv: np.array([group_of(o, lv) for o in obs], dtype=object) for lv in before}
+
+    def figures(by_level: dict[str, np.ndarray]) -> Callable[[np.ndarray], dict[str, float]]:
+        return lambda idx: group_figures(
+            phase[idx],
+            {lv: g[idx] for lv, g in labels.items()},
+            {lv: pred[idx] for lv, pred in by_level.items()},
+            measured[idx],
+        )
+
+    return _paired(obs, figures(before), figures(after), n, seed)
+
+
+def _paired(
+    obs: list,
+    before: Callable[[np.ndarray], dict[str, float]],
+    after: Callable[[np.ndarray], dict[str, float]],
+    n: int,
+    seed: int,
+) -> dict[str, tuple[float, float, float, float]]:
+    """The change of each figure from `before(idx)` to `after(idx)` over n resamples of the
+    devices (`device_resamples`): median, 5th and 95th percentile, share lower."""
     seen: dict[str, list[float]] = {}
     for idx in device_resamples(obs, n, seed):
-        sub = [obs[i] for i in idx]
-        a = headline(sub, before[idx], measured[idx])
-        b = headline(sub, after[idx], measured[idx])
+        a, b = before(idx), after(idx)
         for name in a.keys() & b.keys():
             if name.startswith("seed") or a[name] is None or b[name] is None:
                 continue
@@ -202,10 +273,13 @@ def row_keys(obs: list) -> list[str]:
     return keys
 
 
-def read_saved(path: Path, keys: list[str]) -> np.ndarray:
-    """The predictions of a --save file, in the order of `keys` (NaN where it has none)."""
-    saved = json.loads(path.read_text(encoding="utf-8"))["cv_tok_s"]
-    return np.array([float(saved.get(key, np.nan)) for key in keys])
+def read_saved(path: Path, keys: list[str], level: str | None = None) -> np.ndarray:
+    """The predictions of a --save file, in the order of `keys` (NaN where it has none): the
+    device-out ones, or with `level` that grouping's leave-one-group-out ones (all NaN in a
+    file saved before they were)."""
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    table = saved["cv_tok_s"] if level is None else saved.get("group_out_tok_s", {}).get(level, {})
+    return np.array([float(table.get(key, np.nan)) for key in keys])
 
 
 def draws(obs: list, n: int) -> list[dict[str, float]]:
@@ -337,6 +411,34 @@ def print_group_out(
                     f"{cell(cv, measured, small, True)}"
                 )
         print()
+
+
+def print_group_against(
+    obs: list, path: Path, by_level: dict[str, np.ndarray], measured: np.ndarray
+) -> None:
+    """--against for leave-one-group-out: the `group_figures` of a --save file's group-out
+    predictions and of these, and their paired change over resamples of the devices."""
+    keys = row_keys(obs)
+    before = {lv: read_saved(path, keys, lv) for lv in by_level}
+    both = np.flatnonzero(np.all([np.isfinite(b) for b in before.values()], axis=0))
+    if not both.size:
+        print(f"\n{path} has no leave-one-group-out predictions (saved before they were)")
+        return
+    sub = [obs[i] for i in both]
+    old = {lv: b[both] for lv, b in before.items()}
+    new = {lv: p[both] for lv, p in by_level.items()}
+    phase = np.array([o.phase for o in sub])
+    labels = {lv: np.array([group_of(o, lv) for o in sub], dtype=object) for lv in by_level}
+    a = group_figures(phase, labels, old, measured[both])
+    b = group_figures(phase, labels, new, measured[both])
+    changes = paired_group_changes(sub, old, new, measured[both])
+    print(f"leave-one-group-out, against {path} ({both.size} rows in both):")
+    for name in a:
+        med, c_lo, c_hi, lower = changes[name]
+        print(
+            f"  {name:34} {a[name]:7.1f} -> {b[name]:7.1f}   {med:+7.1f}  {c_lo:+7.1f} to "
+            f"{c_hi:+7.1f}  {lower:4.0%}"
+        )
 
 
 def _cell(s: dict) -> str:
@@ -549,6 +651,7 @@ def main() -> None:
                 med, c_lo, c_hi, lower = changes[name]
                 line += f"   {med:+7{f}}  {c_lo:+7{f}} to {c_hi:+7{f}}  {lower:4.0%}"
             print(line)
+        print_group_against(obs, args.against, by_level, meas)
     if args.seed_influence:
         base, each = seed_without_each(obs, design)
         ratios = np.array([r for r, _ in each])
@@ -568,7 +671,13 @@ def main() -> None:
         path.write_text(accuracy_yaml(obs, cv, ins, meas, by_level), encoding="utf-8")
         print(f"\nthe errors the commands quote written to {path}")
     if args.save is not None:
-        payload = {"cv_tok_s": dict(zip(row_keys(obs), map(float, cv), strict=True))}
+        keys = row_keys(obs)
+        payload = {
+            "cv_tok_s": dict(zip(keys, map(float, cv), strict=True)),
+            "group_out_tok_s": {
+                lv: dict(zip(keys, map(float, pred), strict=True)) for lv, pred in by_level.items()
+            },
+        }
         args.save.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
         print(f"\nthe CV predictions written to {args.save}")
     print(f"\n({time.perf_counter() - t0:.0f} s)")

@@ -121,3 +121,54 @@ def test_the_group_out_table():
     # what a machine of a class never measured quotes: its kind's rows, each class left out
     assert t["segment, per kind"]["gpu"]["median_pct"] == pytest.approx(5.0)
     assert t["segment, per kind"]["cpu"]["median_pct"] == pytest.approx(20.0)
+
+
+def _group_rows(acc):
+    """Two kinds of 5 devices each; their group-out predictions 10% and 40% off."""
+    obs = [
+        SimpleNamespace(
+            phase="prefill",
+            machine=f"{k}{i}",
+            meta={"kind": k, "segment": f"{k} seg", "backend": "b", "moe": False},
+        )
+        for k in ("gpu", "cpu")
+        for i in range(5)
+    ]
+    measured = np.full(len(obs), 100.0)
+    pred = np.array([110.0] * 5 + [140.0] * 5)
+    return obs, measured, pred
+
+
+def test_the_group_out_figures():
+    acc = _script()
+    obs, measured, pred = _group_rows(acc)
+    phase = np.array([o.phase for o in obs])
+    labels = {lv: np.array([acc.group_of(o, lv) for o in obs], dtype=object) for lv in ("kind",)}
+    f = acc.group_figures(phase, labels, {"kind": pred}, measured)
+    assert f["group-out prefill median %"] == pytest.approx(25.0)  # 10 x5, 40 x5
+    assert "group-out decode median %" not in f  # no decode rows
+    assert f["groups of 5+ rows above 30%"] == 1.0  # cpu (40%), not gpu (10%)
+
+
+def test_paired_group_changes():
+    acc = _script()
+    obs, measured, before = _group_rows(acc)
+    after = np.array([110.0] * 5 + [120.0] * 5)  # the cpu kind comes within 30%
+    ch = acc.paired_group_changes(obs, {"kind": before}, {"kind": after}, measured, n=200)
+    median, lo, hi, lower = ch["groups of 5+ rows above 30%"]
+    # -1 where a resample draws 5+ cpu devices; 0 where it draws fewer (the group too small)
+    assert median == -1.0 and hi == 0.0 and 0.5 < lower < 1.0
+    assert ch["group-out prefill median %"][0] < 0
+    same = acc.paired_group_changes(obs, {"kind": before}, {"kind": before}, measured, n=50)
+    assert same["group-out prefill median %"] == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_saved_group_out_predictions(tmp_path: Path):
+    acc = _script()
+    path = tmp_path / "cv.json"
+    path.write_text(
+        '{"cv_tok_s": {"r1 #1": 10.0}, "group_out_tok_s": {"kind": {"r1 #1": 12.0}}}',
+        encoding="utf-8",
+    )
+    assert acc.read_saved(path, ["r1 #1"], "kind")[0] == 12.0
+    assert np.isnan(acc.read_saved(path, ["r1 #1"], "backend")[0])  # a grouping not saved
