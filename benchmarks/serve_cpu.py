@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,9 @@ from tokenwalk.machine import resolve_machine
 from tokenwalk.model.resolve import load_model
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from batched_ground_truth import rounds  # noqa: E402  (the recording script's own grouping)
+
 GUESTS = sorted(p.parent for p in (ROOT / "tests" / "data").glob("batched-ground-truth*/runs.json"))
 HEADERS = ROOT / "tests" / "data" / "cpu-ground-truth" / "headers"
 BAR = 0.15  # the issue's bar: S_PP and S_TG within 15%
@@ -61,7 +65,7 @@ class BenchRun:
     s_pp_tok_s: float
     t_tg_s: float
     s_tg_tok_s: float
-    spread: float = 0.0  # the rounds' largest / smallest speed - 1, the worse of S_PP and S_TG
+    spread: float  # the rounds' largest / smallest speed - 1, the worse of S_PP and S_TG
 
 
 def machine_slug(guest: Path) -> str:
@@ -75,12 +79,8 @@ def runs() -> list[BenchRun]:
     out = []
     for guest in GUESTS:
         for path in sorted(guest.glob("*.jsonl")):
-            rounds: dict[tuple[int, int, int], list[dict]] = {}
-            for line in path.read_text().splitlines():
-                if line:
-                    r = json.loads(line)
-                    rounds.setdefault((r["pp"], r["tg"], r["pl"]), []).append(r)
-            for (pp, tg, pl), group in rounds.items():
+            lines = [json.loads(x) for x in path.read_text().splitlines() if x]
+            for (pp, tg, pl), group in rounds(lines).items():
                 t_pp = statistics.median(r["t_pp"] for r in group)
                 t_tg = statistics.median(r["t_tg"] for r in group)
                 spread = max(
@@ -107,9 +107,10 @@ def runs() -> list[BenchRun]:
 def pricers(seq_attention_s_per_flop: float | None = None) -> dict[tuple[str, str], PoolPricer]:
     """A pricer per recording guest and model; None takes the shipped per-FLOP term."""
     out = {}
+    recorded = runs()
     for guest in GUESTS:
         machine = resolve_machine(machine_slug(guest), machines_file=guest / "machine.yaml")
-        for stem in sorted({r.model for r in runs() if r.guest == guest.name}):
+        for stem in sorted({r.model for r in recorded if r.guest == guest.name}):
             model = load_model(str(HEADERS / f"{stem}.header.gguf")).model
             out[guest.name, stem] = PoolPricer(
                 model, machine, seq_attention_s_per_flop=seq_attention_s_per_flop

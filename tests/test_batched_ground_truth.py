@@ -103,11 +103,15 @@ def test_readme_says_how_it_was_made():
 
 
 def test_the_xeon_record_is_three_rounds_whose_spread_exceeds_the_bar():
-    """Why the Xeon's record judges nothing: three rounds a row, and in most rows they differ
-    by more than 15% (the reading docs/serve.md gives of it)."""
-    xeon = [r for r in ROWS if r.guest == "batched-ground-truth-xeon"]
+    """Why the Xeon's record judges nothing: three rounds a row, and in 23 of its 24 rows they
+    differ by more than 15% (the reading docs/serve.md gives of it)."""
+    guest = bench.ROOT / "tests" / "data" / "batched-ground-truth-xeon"
+    for p in guest.glob("*.jsonl"):
+        lines = [json.loads(x) for x in p.read_text().splitlines() if x]
+        assert all(len(g) == 3 for g in bench.rounds(lines).values())
+    xeon = [r for r in ROWS if r.guest == guest.name]
     assert len(xeon) == 24
-    assert sum(r.spread > bench.BAR for r in xeon) >= 20
+    assert sum(r.spread > bench.BAR for r in xeon) == 23
 
 
 def test_cpu_sequence_attention_is_the_fit():
