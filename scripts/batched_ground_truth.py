@@ -5,12 +5,15 @@ For each model and each number of parallel sequences B of --npl, this waits unti
 is quiet (1-minute load average below --max-load, polled every --poll seconds; after
 --run-anyway-at UTC it runs regardless), then runs
 
-    llama-batched-bench -m MODEL -c CTX -t T -npp 128,512 -ntg 128 -npl B --output-format jsonl
+    llama-batched-bench -m MODEL -c CTX -t T -npp 128,128,512 -ntg 128 -npl B --output-format jsonl
 
 (CTX = B x (largest PP + TG), so no row is skipped; a cache per sequence, prompts not shared:
-llama.cpp's defaults) and appends its JSON lines, unchanged, to OUT/<model stem>.jsonl. One
-run per B keeps each row's load averages apart. --repeats R makes R rounds of every model and
-B, one after another (a row's R lines then sit apart in time, and a reader takes their median).
+llama.cpp's defaults) and appends its JSON lines, unchanged, to OUT/<model stem>.jsonl, all but
+the first: --warmup W (1 by default) repeats the first prompt size W times in front and throws
+those runs away (kept in runs.json), since the first run of an invocation is slower than the
+same run again (docs/timing-model.md). One run per B keeps each row's load averages apart.
+--repeats R makes R rounds of every model and B, one after another (a row's R lines then sit
+apart in time, and a reader takes their median).
 It writes OUT/runs.json (every command, its exit code, wall time and the load averages around
 it) and OUT/README.md saying how all of it was made. The models' header-only copies are those
 of tests/data/cpu-ground-truth/headers.
@@ -19,7 +22,7 @@ Usage:
   python scripts/batched_ground_truth.py --batched-bench /path/to/llama-batched-bench \\
       --source "model.gguf=where the file came from" model.gguf [more.gguf ...] \\
       [--out tests/data/batched-ground-truth] [--threads 2] [--npl 1,2,4,8,16,32] \\
-      [--repeats 1]
+      [--repeats 1] [--warmup 1]
 """
 
 from __future__ import annotations
@@ -52,8 +55,11 @@ from cpu_ground_truth import (  # noqa: E402
 from measure_host import GIB, loadavg  # noqa: E402
 
 
-def run_appending(cmd: list[str], out_file: Path, gate: dict, log: list[dict]) -> int:
-    """Run `cmd`, append its stdout's JSON lines to `out_file`, and a record to `log`."""
+def run_appending(
+    cmd: list[str], out_file: Path, gate: dict, log: list[dict], discard: int = 0
+) -> int:
+    """Run `cmd`, append its stdout's JSON lines but the first `discard` to `out_file`, and a
+    record to `log` (the discarded lines in it)."""
     started = utc_now()
     t0 = time.monotonic()
     res = subprocess.run(cmd, capture_output=True, text=True)
@@ -69,8 +75,9 @@ def run_appending(cmd: list[str], out_file: Path, gate: dict, log: list[dict]) -
     log.append(rec)
     if res.returncode == 0:
         lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
+        rec["discarded"] = [json.loads(ln) for ln in lines[:discard]]
         with out_file.open("a", encoding="utf-8") as fh:
-            fh.writelines(ln + "\n" for ln in lines)
+            fh.writelines(ln + "\n" for ln in lines[discard:])
     else:
         print(res.stderr[-4000:], file=sys.stderr)
     print(f"  {out_file.name}: exit {res.returncode}, {rec['wall_s']} s", file=sys.stderr)
@@ -93,7 +100,8 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
         "Everything here is written by `scripts/batched_ground_truth.py`; do not edit by hand.",
         "",
         "- `<model>.jsonl`: the JSON lines llama-batched-bench printed (`--output-format jsonl`),"
-        f" one run per number of sequences and round ({meta['repeats']} round(s)), unchanged:"
+        f" one run per number of sequences and round ({meta['repeats']} round(s)), unchanged,"
+        f" after {meta['warmup']} leading run(s) of each invocation thrown away (in runs.json):"
         " pp, tg, pl (sequences), t_pp, speed_pp"
         " (S_PP = pl x pp / t_pp), t_tg, speed_tg (S_TG = pl x tg / t_tg)",
         "- `runs.json`: every command, its exit code, wall time and the load averages around it",
@@ -167,6 +175,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--source", action="append", default=[], help="FILE=where it came from")
     ap.add_argument("--build", default="(not given)", help="which llama.cpp, how it was built")
     ap.add_argument("--repeats", type=int, default=1, help="rounds of every model and B")
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="leading runs of each invocation thrown away (the first prompt size again)",
+    )
     args = ap.parse_args(argv)
 
     for p in (args.batched_bench, *args.models):
@@ -186,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = {m: out / (m.name.removesuffix(".gguf") + ".jsonl") for m in args.models}
     for target in targets.values():
         target.write_text("", encoding="utf-8")
+    npp = ",".join([args.npp.split(",")[0]] * args.warmup + [args.npp])
     for _ in range(args.repeats):
         for model, target in targets.items():
             for pl in (int(x) for x in args.npl.split(",")):
@@ -198,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "-t",
                     str(args.threads),
                     "-npp",
-                    args.npp,
+                    npp,
                     "-ntg",
                     args.ntg,
                     "-npl",
@@ -207,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "jsonl",
                 ]
                 gate = wait_for_quiet(args.max_load, args.poll, deadline)
-                if run_appending(cmd, target, gate, log) != 0:
+                if run_appending(cmd, target, gate, log, args.warmup) != 0:
                     return 1
     for model in args.models:
         models.append(
@@ -229,6 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "poll_s": args.poll,
         "build": args.build,
         "repeats": args.repeats,
+        "warmup": args.warmup,
         "models": models,
     }
     (out / "runs.json").write_text(json.dumps({"runs": log}, indent=1) + "\n", encoding="utf-8")

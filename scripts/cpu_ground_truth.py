@@ -10,6 +10,7 @@ regardless), then runs
 
     llama-bench -m MODEL -t T -p 512,128 -n 128 -r R -o json
 
+(--depths and --flash-attn add -d and -fa),
 and writes llama-bench's stdout unchanged to OUT/<model stem>.t<T>.json. It also runs
 scripts/measure_host.py (read bandwidth and f32 GEMM rate) under the same load check into
 OUT/host.json, cuts a header-only copy of each GGUF (scripts/make_fixtures.py `cut`: every
@@ -149,6 +150,10 @@ def bench_summary(path: Path) -> list[dict[str, Any]]:
     rows = []
     for r in json.loads(path.read_text()):
         test = f"pp{r['n_prompt']}" if r["n_prompt"] else f"tg{r['n_gen']}"
+        if r.get("n_depth"):
+            test += f" @ d{r['n_depth']}"
+        if "flash_attn" in r:
+            test += f" fa {int(r['flash_attn'])}"
         rows.append(
             {
                 "file": path.name,
@@ -290,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--prompts", default="512,128", help="llama-bench -p (default 512,128)")
     ap.add_argument("--gen", default="128", help="llama-bench -n (default 128)")
     ap.add_argument("--repeats", type=int, default=5, help="llama-bench -r (default 5)")
+    ap.add_argument("--depths", help="llama-bench -d (cached tokens; not passed by default)")
+    ap.add_argument("--flash-attn", help="llama-bench -fa (e.g. 0,1; not passed by default)")
     ap.add_argument("--max-load", type=float, default=0.7, help="1-minute load to wait for")
     ap.add_argument("--poll", type=float, default=60.0, help="seconds between load checks")
     ap.add_argument("--run-anyway-at", help="UTC time HH:MM after which runs no longer wait")
@@ -337,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.gen,
                 "-r",
                 str(args.repeats),
+                *(["-d", args.depths] if args.depths else []),
+                *(["-fa", args.flash_attn] if args.flash_attn else []),
                 "-o",
                 "json",
             ]

@@ -23,7 +23,7 @@ pl = int(args[args.index("-npl") + 1])
 count = Path(__file__).with_suffix(".count")
 n = int(count.read_text()) if count.exists() else 0
 count.write_text(str(n + 1))
-for pp in (128, 512):
+for pp in (int(x) for x in args[args.index("-npp") + 1].split(",")):
     s_pp = 100.0 + n
     t_pp = pl * pp / s_pp
     print(json.dumps({{"n_kv_max": 1, "n_batch": 2048, "n_ubatch": 512, "flash_attn": -1,
@@ -58,13 +58,17 @@ def test_rounds_are_all_kept_and_the_readme_shows_their_median(tmp_path, script)
     ]
     assert script.main(argv) == 0
     rows = [json.loads(x) for x in (out / "tiny.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 * 2 * 3  # (pp 128, 512) x (B 1, 2) x 3 rounds
+    assert len(rows) == 2 * 2 * 3  # (pp 128, 512) x (B 1, 2) x 3 rounds, the warm-up runs out
+    runs = json.loads((out / "runs.json").read_text())["runs"]
+    assert "-npp 128,128,512" in runs[0]["command"]
+    assert [r["pp"] for r in runs[0]["discarded"]] == [128]
     # Rounds run one after another over every B: B = 1, 2 in round one (counts 0, 1), ...
     assert [r["speed_pp"] for r in rows if r["pp"] == 128 and r["pl"] == 2] == [101, 103, 105]
-    assert len(json.loads((out / "runs.json").read_text())["runs"]) == 6
+    assert len(runs) == 6
     readme = (out / "README.md").read_text()
     assert "| tiny.gguf | 128 | 128 | 2 | 103.00 | 10.00 | 101.0, 103.0, 105.0 |" in readme
     assert "3 round(s)" in readme
+    assert "1 leading run(s) of each invocation thrown away" in readme
 
 
 def test_a_missing_bench_is_one_line_and_exit_2(tmp_path, script, capsys):

@@ -50,6 +50,8 @@ __all__ = [
 
 MachineKind = Literal["igpu", "apple", "gpu", "datacenter", "cpu", "sbc"]
 Backend = Literal["metal", "cuda", "rocm", "vulkan", "cpu", "sycl", "opencl"]
+# the SIMD llama.cpp's CPU backend was built for (timing.passes.F16_VECTOR_STEPS)
+CpuSimd = Literal["avx512_fp16", "avx512", "avx2", "neon"]
 MACHINE_KINDS: tuple[str, ...] = ("igpu", "apple", "gpu", "datacenter", "cpu", "sbc")
 MemoryUnit = Literal["GiB", "GB"]
 UNIT_BYTES: dict[str, int] = {"GiB": 1 << 30, "GB": 10**9}
@@ -128,6 +130,11 @@ class MachineEntry(_Entry):
     answer for (a phone that is not named, a board whose memory variant is not stated): it is
     kept so that its runs have a device, and never listed, completed or answered for.
 
+    `cpu_simd` is the SIMD llama.cpp's CPU backend was built for, where it decides a speed: a
+    build from source (GGML_NATIVE, llama.cpp's default) uses the cores' own, so AVX512-FP16 on
+    Sapphire Rapids and later Xeons; release binaries and Ollama load a variant built without it
+    (avx512). Unknown: None, and the timing model adds nothing for it.
+
     `power_w` is the power the machine draws at full load, W: a card's total board power, a
     data-center part's maximum TDP, an APU's or SoC's package power (default TDP), a CPU's TDP;
     `power_source` says where it comes from (required with it). `tokenwalk.costs.energy` turns it
@@ -156,6 +163,7 @@ class MachineEntry(_Entry):
     load_gbs: PositiveFloat | None = Field(default=None, le=100_000)
     load_source: str | None = None
     cpu_bandwidth_gbs: PositiveFloat | None = Field(default=None, le=100_000)
+    cpu_simd: CpuSimd | None = None
     benchmark_names: tuple[str, ...] = ()
     fit: dict[str, float | str] | None = None
     # the PCIe link: a card's own interface, or a host's slot for the card (generation, lanes)

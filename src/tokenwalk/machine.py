@@ -126,6 +126,7 @@ class Machine(BaseModel):
     unified_memory: bool = False  # one memory for GPU and CPU although of kind gpu
     power_w: float | None = None  # board, package or CPU power at full load, W (costs.energy)
     power_source: str | None = None
+    cpu_simd: str | None = None  # the SIMD llama.cpp's CPU backend was built for (catalog.CpuSimd)
     fit: Efficiency
 
     @property
@@ -353,6 +354,7 @@ def resolve_machine(
             unified_memory=bool(entry.unified_memory),
             power_w=entry.power_w,
             power_source=entry.power_source,
+            cpu_simd=entry.cpu_simd,
             fit=fit,
         )
         return _gpu_limit(machine, typed=gpu_limit is not None, memory_typed=memory is not None)

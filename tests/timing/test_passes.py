@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tokenwalk.errors import InputError
@@ -10,12 +12,18 @@ from tokenwalk.model.layers import Attention, Ffn, Layer
 from tokenwalk.model.resolve import load_model
 from tokenwalk.timing.efficiency import Efficiency
 from tokenwalk.timing.passes import (
+    F16_VECTOR_STEPS,
+    FA_SCALAR_FLOPS,
+    FA_TILE_Q,
     MAX_PREFILL_CHUNKS,
     attended_cells,
+    attention_flops,
     cpu_kernel_time,
     cpu_matvec_kernels,
     cpu_matvec_time,
     decode_report,
+    fa_scalar_flops,
+    one_row_attention,
     pass_time,
     pass_work,
     prefill_chunks,
@@ -566,3 +574,77 @@ def test_a_cpu_runs_one_token_on_mat_vec_kernels_and_more_on_matrix_kernels(dens
     assert cpu_matvec_kernels(1) and not cpu_matvec_kernels(2)
     assert pass_work(dense, 1, 512).cpu_kernel_time == pytest.approx(cpu_matvec_time(dense))
     assert pass_work(dense, 2, 512).cpu_kernel_time == pytest.approx(cpu_kernel_time(dense))
+
+
+# -- a CPU's one-row flash attention ---------------------------------------------------------
+
+HEADERS = Path(__file__).parents[1] / "data" / "cpu-ground-truth" / "headers"
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    """SmolLM2-135M: heads of 64 (9 query heads, 30 layers)."""
+    return load_model(str(HEADERS / "SmolLM2-135M-Instruct.Q4_1.header.gguf")).model
+
+
+def _cpu(simd: str | None) -> Machine:
+    return _machine("cpu", 0.5).model_copy(update={"cpu_simd": simd})
+
+
+def test_one_row_attention_is_a_decoding_steps_attention_by_head_size(smollm2):
+    """ggml-cpu takes a query row at a time below GGML_FA_TILE_Q = 64 queries a sequence, with
+    an f16 cache: a decoding step's attention is all of it; a 64-token pass or a q8_0 cache has
+    none."""
+    ((dk, dv, flops),) = one_row_attention(smollm2, 1, 512)
+    assert (dk, dv) == (64, 64)
+    assert flops == pytest.approx(attention_flops(smollm2, 1, 512))
+    assert flops == pytest.approx(2 * (512 + 1) * 9 * 30 * 128)
+    assert sum(f for *_, f in one_row_attention(smollm2, 63, 0)) > 0
+    assert one_row_attention(smollm2, FA_TILE_Q, 512) == ()
+    assert one_row_attention(smollm2, 1, 512, "q8_0") == ()
+    w = pass_work(smollm2, 1, 512, streams=4)
+    assert w.one_row_attention == ((64, 64, pytest.approx(4 * flops)),)
+
+
+def test_the_element_at_a_time_rest_follows_the_builds_vector_steps(smollm2):
+    """AVX512-FP16 multiplies-and-adds f16 in steps of 128: a head of 64 sums its values one
+    element at a time (64 of the 128 elements a cell and head touches); AVX-512 and AVX2
+    steps divide 64, and heads of 256 (Gemma 3 270M) divide every step."""
+    rows = one_row_attention(smollm2, 1, 512)
+    flops = rows[0][2]
+    assert fa_scalar_flops(rows, "avx512_fp16") == pytest.approx(FA_SCALAR_FLOPS * flops / 4)
+    for simd in ("avx512", "avx2", "neon", None):
+        assert fa_scalar_flops(rows, simd) == 0.0
+    assert fa_scalar_flops(((256, 256, 1e9),), "avx512_fp16") == 0.0
+    assert fa_scalar_flops(((80, 80, 1e9),), "avx2") == pytest.approx(
+        FA_SCALAR_FLOPS * 1e9 * 32 / 320
+    )
+
+
+def test_a_cpu_built_for_avx512_fp16_pays_for_heads_of_64_at_depth(smollm2):
+    """The rest adds to a CPU's decoding step as compute, more with depth; a GPU and an
+    unknown build pay nothing, and a prefill chunk (the tiled kernel) nothing."""
+    for ctx in (0, 512, 2048):
+        plain = pass_time(smollm2, _cpu(None), 1, ctx)
+        fp16 = pass_time(smollm2, _cpu("avx512_fp16"), 1, ctx)
+        w = plain.work
+        extra = fa_scalar_flops(w.one_row_attention, "avx512_fp16") / 10e12
+        assert fp16.time_s - plain.time_s == pytest.approx(extra)
+    assert pass_time(smollm2, _cpu("avx512"), 1, 512).time_s == pytest.approx(
+        pass_time(smollm2, _cpu(None), 1, 512).time_s
+    )
+    gpu = _machine("cuda", 0.5)
+    assert pass_time(smollm2, gpu.model_copy(update={"cpu_simd": "avx512_fp16"}), 1, 512) == (
+        pass_time(smollm2, gpu, 1, 512)
+    )
+    assert pass_time(smollm2, _cpu("avx512_fp16"), 512, 512, n_logits=1).time_s == (
+        pytest.approx(pass_time(smollm2, _cpu(None), 512, 512, n_logits=1).time_s)
+    )
+
+
+def test_every_build_the_catalogue_names_has_vector_steps():
+    from typing import get_args
+
+    from tokenwalk.catalog import CpuSimd
+
+    assert set(F16_VECTOR_STEPS) == set(get_args(CpuSimd))

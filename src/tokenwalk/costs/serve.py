@@ -50,10 +50,12 @@ from tokenwalk.model.layers import Attention
 from tokenwalk.model.model import Model
 from tokenwalk.timing.passes import (
     DEFAULT_UBATCH,
+    FA_TILE_Q,
     READING_TOK_S,
     PassWork,
     attention_flops,
     kv_read_bytes,
+    one_row_attention,
     pass_cost,
     pass_work,
     recurrent_flops,
@@ -119,15 +121,24 @@ def _memo(model: Model) -> dict[tuple, object]:
     return {}
 
 
-def _seq_terms(model: Model, n: int, ctx: int, kv_type: str) -> tuple[float, float]:
-    """(KV bytes read, attention + state-update FLOPs) of one sequence's n tokens at ctx."""
+def _seq_terms(
+    model: Model, n: int, ctx: int, kv_type: str
+) -> tuple[float, float, tuple[tuple[int, int, float], ...]]:
+    """(KV bytes read, attention + state-update FLOPs, the attention in ggml-cpu's one-row
+    loop by head size: `passes.one_row_attention`) of one sequence's n tokens at ctx."""
     memo = _memo(model)
     key = ("seq", n, ctx, kv_type)
     hit = memo.get(key)
     if hit is None:
         attn = attention_flops(model, n, ctx) + recurrent_flops(model, n)
-        hit = memo[key] = (kv_read_bytes(model, n, ctx, kv_type), attn)
+        one_row = one_row_attention(model, n, ctx, kv_type)
+        hit = memo[key] = (kv_read_bytes(model, n, ctx, kv_type), attn, one_row)
     return hit  # type: ignore[return-value]
+
+
+def _add_rows(into: dict[tuple[int, int], float], rows: Sequence[tuple[int, int, float]]) -> None:
+    for dk, dv, f in rows:
+        into[dk, dv] = into.get((dk, dv), 0.0) + f
 
 
 def _base_work(model: Model, tokens: int, n_logits: int, kv_type: str) -> PassWork:
@@ -167,15 +178,19 @@ def batch_work(
     logits = total if n_logits is None else n_logits
     base = _base_work(model, total, logits, kv_type)
     kv = attn = rows = 0.0
+    one_row: dict[tuple[int, int], float] = {}
     if cells_in_use is None:
         for s in seqs:
-            kv_s, attn_s = _seq_terms(model, s.n, s.ctx, kv_type)
+            kv_s, attn_s, one_s = _seq_terms(model, s.n, s.ctx, kv_type)
             kv, attn, rows = kv + kv_s, attn + attn_s, rows + attn_s / s.n
+            _add_rows(one_row, one_s)
     else:
+        # one stream: its queries take the one-row loop while the micro-batch is small
         kv = _seq_terms(model, total, max(cells_in_use - total, 0), kv_type)[0]
         for s in seqs:
-            attn_s = _seq_terms(model, s.n, max(cells_in_use - s.n, 0), kv_type)[1]
+            _, attn_s, one_s = _seq_terms(model, s.n, max(cells_in_use - s.n, 0), kv_type)
             attn, rows = attn + attn_s, rows + attn_s / s.n
+            _add_rows(one_row, one_s if total < FA_TILE_Q else ())
     base_attn = _seq_terms(model, total, 0, kv_type)[1]
     # pass_work adds a pass's attention to its rows term once, as A / n of its one sequence:
     # here the mean over the sequences takes its place
@@ -190,6 +205,7 @@ def batch_work(
             attention_flops=attn,
             row_flops=base.row_flops + swap if base.row_flops else 0.0,
             cpu_row_flops=base.cpu_row_flops + swap,
+            one_row_attention=tuple((dk, dv, f) for (dk, dv), f in sorted(one_row.items())),
         )
     )
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tokenwalk.errors import InputError, SpecError
-from tokenwalk.probe.detect import Detected, detect_machine
+from tokenwalk.probe.detect import Detected, detect_machine, native_simd
 from tokenwalk.probe.match import CatalogueMatch, match_catalogue
 from tokenwalk.probe.measure import Measurement, measure_host
 
@@ -132,7 +132,7 @@ def machine_entry(
             **entry,
             "source": f"catalogue machine {gpu.slug} ({gpu.reason}); CPU rates: {measured}",
         }
-    return cpu_machine_entry(
+    entry = cpu_machine_entry(
         slug,
         cpu_name=cpu_name,
         threads=m.n_threads,
@@ -141,6 +141,11 @@ def machine_entry(
         gemm_gflops=m.gemm_gflops_all.median,
         source=measured,
     )
+    simd = native_simd(d.cpu.simd)
+    if simd is not None:
+        # a build from source here; release binaries leave AVX512-FP16 out (avx512)
+        entry["cpu_simd"] = simd
+    return entry
 
 
 def cpu_machine_entry(

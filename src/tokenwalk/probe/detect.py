@@ -38,6 +38,7 @@ __all__ = [
     "GpuInfo",
     "Detected",
     "simd_features",
+    "native_simd",
     "clean_model_name",
     "parse_cpuinfo",
     "parse_meminfo",
@@ -129,6 +130,7 @@ _X86_FEATURES = (
     ("avx512f", "avx512"),
     ("avx512_vnni", "avx512_vnni"),
     ("avx512_bf16", "avx512_bf16"),
+    ("avx512_fp16", "avx512_fp16"),
     ("avx_vnni", "avx_vnni"),
     ("amx_tile", "amx"),
     ("amx_int8", "amx_int8"),
@@ -138,6 +140,7 @@ _X86_FEATURES = (
 )
 _ARM_FEATURES = (
     ("asimd", "neon"),
+    ("asimdhp", "neon_fp16"),
     ("asimddp", "dotprod"),
     ("i8mm", "i8mm"),
     ("sve", "sve"),
@@ -152,6 +155,16 @@ def simd_features(flags: Iterable[str]) -> list[str]:
     have = {f.lower() for f in flags}
     out = [name for flag, name in _X86_FEATURES + _ARM_FEATURES if flag in have]
     return list(dict.fromkeys(out))
+
+
+def native_simd(simd: Iterable[str]) -> str | None:
+    """The SIMD a native build of llama.cpp's CPU backend (GGML_NATIVE, its cmake default)
+    uses here, as `MachineEntry.cpu_simd` names it; None where none of those is there."""
+    have = set(simd)
+    for feature in ("avx512_fp16", "avx512", "avx2"):
+        if feature in have:
+            return feature
+    return "neon" if "neon_fp16" in have else None
 
 
 def clean_model_name(name: str) -> str:

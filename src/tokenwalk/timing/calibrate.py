@@ -145,19 +145,20 @@ def preset_for(model_slug: str, quant: str, file_gb: float | None) -> str:
 
 
 def _pass(
-    model: Model, n: int, ctx: int, backend: str, **kw: Any
+    model: Model, n: int, ctx: int, backend: str, simd: str | None = None, **kw: Any
 ) -> tuple[tuple[float, float, float, float, float, float, float], float]:
     """(B, F, R, L, F_x, R_x, S) of a pass on a backend (L: the layers its fixed per-layer cost
     counts, `PassWork.overhead_layers`; F_x, R_x: the routed experts' part of F and R, as
     `passes.pass_cost` counts it; U: the share of the compute that does not hide under the
-    read, `unhidden_share`), and its F_pad (`expert_tile_flops`)."""
+    read, `unhidden_share`), and its F_pad (`expert_tile_flops`). `simd`: the CPU build's
+    (`Machine.cpu_simd`)."""
     w = pass_work(model, n, ctx, **kw)
     # where the experts run at the dense rate their part is the dense one's: the row does not
     # inform eff_experts
     fx, rx = (0.0, 0.0) if experts_at_dense_rate(backend) else expert_compute(w)
     terms = (
         w.bytes,
-        matrix_flops(w, backend),
+        matrix_flops(w, backend, simd),
         matrix_row_flops(w, backend),
         w.overhead_layers,
         fx,
@@ -184,13 +185,14 @@ def observation(
     depth: int = 0,
     kv_type: str = "f16",
     peak: str | None = None,
+    simd: str | None = None,
     meta: dict | None = None,
 ) -> Observation:
     """The passes behind a measured speed: a decoding step at the run's mean context
     (depth + n/2 for tg n), or the prompt's prefill chunks after `depth` cached tokens."""
     if phase == "decode":
         ctx = depth + (n_tokens // 2 if n_tokens else DECODE_CTX_UNSTATED)
-        runs = [_pass(model, 1, ctx, backend, kv_type=kv_type)]
+        runs = [_pass(model, 1, ctx, backend, simd, kv_type=kv_type)]
         tokens = 1.0
     else:
         if not n_tokens:
@@ -204,6 +206,7 @@ def observation(
                 n,
                 ctx,
                 backend,
+                simd,
                 kv_type=kv_type,
                 n_logits=1 if i == len(plan) - 1 else 0,
                 weight_bytes=weights[n],
@@ -293,6 +296,7 @@ def benchmark_observations(
                 depth=getattr(b, "depth", 0) or 0,
                 kv_type=kv_type,
                 peak=peak_of(b.backend, m.fp16_kind),
+                simd=m.cpu_simd,
                 meta={
                     "standard": b.standard,
                     "preset": preset,
@@ -810,6 +814,7 @@ def calibrate_machine(
                 ubatch=r.n_ubatch,
                 depth=r.n_depth,
                 peak=machine.peak,
+                simd=machine.cpu_simd,
             )
         )
     if any(o.phase == "prefill" for o in obs) and not machine.tflops:

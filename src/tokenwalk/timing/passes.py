@@ -85,6 +85,11 @@ __all__ = [
     "cpu_kernel_time",
     "MATVEC_MAX_BATCH",
     "attention_flops",
+    "one_row_attention",
+    "fa_scalar_flops",
+    "F16_VECTOR_STEPS",
+    "FA_TILE_Q",
+    "FA_SCALAR_FLOPS",
     "recurrent_flops",
     "pass_work",
     "pass_seconds",
@@ -127,6 +132,27 @@ RECURRENT_LAYER_OVERHEAD = 2.0
 # Llama 2 7B: 998 nodes for 32 layers. A model of an architecture never measured counts its
 # layers, a scan layer RECURRENT_LAYER_OVERHEAD times, as before the counts were measured.
 LLAMA_LAYER_NODES = 998 / 32
+# ggml-cpu's flash attention takes a query row at a time when a sequence has fewer than
+# GGML_FA_TILE_Q = 64 queries in the pass (ops.cpp `ggml_compute_forward_flash_attn_ext_f16`:
+# decoding, a draft's verification; larger passes take the tiled kernel): per cached cell a d_k
+# dot product with the cell's key (`ggml_vec_dot_f16`) and a d_v multiply-add of its value into
+# the sum (`ggml_vec_mad_f16`). Both run in whole steps of the build's f16 vectors and do the
+# rest one element at a time, each converted from f16 and back (vec.h; the steps are
+# simd-mappings.h's GGML_F16_DOT_STEP and GGML_F16_STEP, elements): a native build on a CPU
+# with AVX512-FP16 (Sapphire Rapids and later) multiplies-and-adds in steps of 128, so a head
+# of 64 does its whole value sum one element at a time (release builds load ggml's
+# sapphirerapids variant, which leaves AVX512-FP16 out: avx512).
+FA_TILE_Q = 64
+F16_VECTOR_STEPS = {  # Machine.cpu_simd -> (dot-product step, multiply-add step)
+    "avx512_fp16": (64, 128),
+    "avx512": (64, 64),
+    "avx2": (32, 32),
+    "neon": (32, 32),  # with FP16 vector arithmetic (ARMv8.2-A and later)
+}
+# What one such element costs, in FLOPs of the machine's fitted compute rate: fitted on the
+# difference one build option makes (-mno-avx512fp16) to SmolLM2-135M's decoding at depth on a
+# 2-core Emerald Rapids guest (tests/data/cpu-attention-depth, benchmarks/cpu_attention.py).
+FA_SCALAR_FLOPS = 163.0
 # The time llama.cpp's CPU kernels take to multiply a weight of each type in a prefill pass,
 # relative to a Q4_K weight of as many elements: pp512 of one model quantized --pure to each type,
 # one thread of the project's own Xeon (AVX-512; scripts/cpu_kernels.py, tests/data/cpu-kernels,
@@ -438,6 +464,45 @@ def attention_flops(model: Model, n_tokens: int, ctx: int) -> float:
     return total
 
 
+def one_row_attention(
+    model: Model, n_tokens: int, ctx: int, kv_type: str = "f16"
+) -> tuple[tuple[int, int, float], ...]:
+    """The attention FLOPs of one stream's pass that ggml-cpu's one-row flash-attention loop
+    computes (FA_TILE_Q), by head size: ((d_k, d_v, FLOPs), ...); none for a pass of
+    FA_TILE_Q tokens or more, or a cache not in f16 (a quantized cache's values are summed in
+    f32, whose vector steps divide the usual head sizes)."""
+    if n_tokens >= FA_TILE_Q or kv_type != "f16":
+        return ()
+    out: dict[tuple[int, int], float] = {}
+    for layer in model.decoding_layers:
+        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
+            continue
+        dk = layer.head_k
+        dv = model.spec.kv_lora_rank if layer.attention is Attention.MLA else layer.head_v
+        flops = (
+            2.0
+            * n_tokens
+            * attended_cells(layer, n_tokens, ctx)
+            * model.spec.n_head[layer.index]
+            * (dk + dv)
+        )
+        out[dk, dv] = out.get((dk, dv), 0.0) + flops
+    return tuple((dk, dv, f) for (dk, dv), f in sorted(out.items()))
+
+
+def fa_scalar_flops(one_row: tuple[tuple[int, int, float], ...], simd: str | None) -> float:
+    """What the one-row flash-attention loop's element-at-a-time rest costs on a CPU build of
+    `simd` (F16_VECTOR_STEPS), in FLOPs of the compute rate: per cell and head, d_k mod the
+    dot-product step plus d_v mod the multiply-add step elements, FA_SCALAR_FLOPS each. 0 for
+    an unknown build."""
+    if simd is None:
+        return 0.0
+    dot, mad = F16_VECTOR_STEPS[simd]
+    return FA_SCALAR_FLOPS * sum(
+        f * (dk % dot + dv % mad) / (2.0 * (dk + dv)) for dk, dv, f in one_row
+    )
+
+
 def recurrent_flops(model: Model, n_tokens: int) -> float:
     """State-update FLOPs of one stream: 4 x state elements x n (small next to weights)."""
     elems = sum(x.state_ssm for x in model.decoding_layers if x.attention is Attention.RECURRENT)
@@ -468,6 +533,9 @@ class PassWork(BaseModel):
     # the weight products' time on a CPU's kernels relative to Q4_K weights (`cpu_kernel_time`,
     # or `cpu_matvec_time` for a pass of one token: a CPU's mat-vec kernels)
     cpu_kernel_time: float = 1.0
+    # all streams' attention in ggml-cpu's one-row flash-attention loop, by head size
+    # (`one_row_attention`): a CPU pays `fa_scalar_flops` on it
+    one_row_attention: tuple[tuple[int, int, float], ...] = ()
 
     @property
     def overhead_layers(self) -> float:
@@ -553,6 +621,9 @@ def pass_work(
         recurrent_layers=sum(1 for x in model.decoding_layers if x.has_scan_state),
         layer_weight=model.layer_nodes / LLAMA_LAYER_NODES if model.layer_nodes else None,
         cpu_kernel_time=kernel,
+        one_row_attention=tuple(
+            (dk, dv, streams * f) for dk, dv, f in one_row_attention(model, n_tokens, ctx, kv_type)
+        ),
     )
 
 
@@ -640,16 +711,21 @@ def unhidden_share(work: PassWork, backend: str) -> float:
     return 1.0 / work.n_tokens
 
 
-def matrix_flops(work: PassWork, backend: str = "") -> float:
+def matrix_flops(work: PassWork, backend: str = "", simd: str | None = None) -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
     A CPU's mat-vec kernels unpack and multiply every weight on the cores that read it: there
     they count, and do not hide under the read (`unhidden_share`). A CPU's weight products count
     `PassWork.cpu_kernel_time` times (the kernel of each weight type, relative to Q4_K's: the
-    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step)."""
+    matrix kernels' in a larger pass, the mat-vec kernels' in a decoding step), and a CPU built
+    for `simd` (`Machine.cpu_simd`) adds its one-row attention's element-at-a-time rest
+    (`fa_scalar_flops`)."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
-    return work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
+    flops = work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
+    if backend == "cpu":
+        flops += fa_scalar_flops(work.one_row_attention, simd)
+    return flops
 
 
 def weight_kernel_time(work: PassWork, backend: str) -> float:
@@ -695,7 +771,7 @@ def pass_cost(work: PassWork, machine: Machine) -> PassCost:
     expert_x, expert_rx = expert_compute(work)
     mem, comp, expert, over = pass_seconds(
         work.bytes,
-        matrix_flops(work, machine.backend),
+        matrix_flops(work, machine.backend, machine.cpu_simd),
         matrix_row_flops(work, machine.backend),
         work.overhead_layers,
         machine.bandwidth_gbs,
@@ -962,7 +1038,7 @@ def decode_report(
         flops_per_token=w.flops / parallel,
         memory_s=cost.memory_s,
         compute_s=cost.compute_s,
-        compute_flops=matrix_flops(w, machine.backend),
+        compute_flops=matrix_flops(w, machine.backend, machine.cpu_simd),
         row_flops=matrix_row_flops(w, machine.backend),
         overhead_s=cost.overhead_s,
         bound=cost.bound,
