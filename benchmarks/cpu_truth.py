@@ -11,9 +11,10 @@ Q4_K_M) written with weights of zeros by scripts/zero_weights_model.py.
 
 For each llama-bench file this builds the machine `tokenwalk probe --write` would store from
 those measurements at the file's thread count (bandwidth_gbs = median read GB/s, cpu_tflops =
-median f32 GEMM at the largest n / 1000), with no calibration (the shipped efficiencies of a
-cpu/cpu machine), predicts every run and prints predicted / measured. It then fits the machine to
-the file (`calibrate --from`) and prints the error after the fit.
+median f32 GEMM at the largest n / 1000, cpu_simd from the CPU flags in runs.json), with no
+calibration (the shipped efficiencies of a cpu/cpu machine), predicts every run and prints
+predicted / measured. It then fits the machine to the file (`calibrate --from`) and prints the
+error after the fit.
 
 Goal (issue 13): decode within 10%, prefill within 20%, uncalibrated.
 
@@ -59,7 +60,8 @@ def main() -> int:
         for data, path in files:
             host = json.loads((data / "host.json").read_text())
             threads = int(path.name.rsplit(".t", 1)[1].removesuffix(".json"))
-            entry = recorded_cpu_entry(host, threads, source="host.json")
+            flags = json.loads((data / "runs.json").read_text()).get("cpu_flags", [])
+            entry = recorded_cpu_entry(host, threads, source="host.json", cpu_flags=flags)
             machines = Path(tmp) / f"{path.stem}.yaml"
             machines.write_text(yaml.safe_dump([entry]))
             machine = resolve_machine("this", machines_file=machines)

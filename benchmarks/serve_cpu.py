@@ -3,16 +3,16 @@
 
 Reads every tests/data/batched-ground-truth*/ (llama-batched-bench -npp 128,512 -ntg 128 -npl
 B, B = 1 to 32, on gemma-3-270m Q4_K_M and SmolLM2-135M Q4_1, recorded by
-scripts/batched_ground_truth.py on one 2-core guest each: an AMD EPYC, an Intel Xeon) and
+scripts/batched_ground_truth.py on one 2-core guest each: an AMD EPYC, two Intel Xeons) and
 prices every row on the guest that recorded it, the one entry of machine.yaml there (its
 rates measured there, its fit calibrated on llama-bench runs of the same files there:
 llama-bench/). A row recorded in several rounds counts as their median, and the spread of
 its rounds is printed beside it.
 
 The term is fitted, and the 15% bar judged, on JUDGED, the EPYC's record: one round a row, its
-rows consistent with one another. The Xeon's (batched-ground-truth-xeon, three rounds a row)
-cannot judge a 15% bar: in 35 of its 48 figures the rounds differ by more than 15% from one
-another (up to 1.8x), and its rows imply anything from -407 to +356 ps a FLOP.
+rows consistent with one another. The Xeons' (batched-ground-truth-xeon and -emr, three rounds a
+row) cannot judge a 15% bar: their rounds differ by more than 15% in 23 and 24 of their 24 rows
+(up to 1.8x and 3x).
 
 `fit_cpu_sequence_attention` fits what a CPU pays per FLOP of the one-query attention of each
 sequence beyond the first (costs.serve.SEQUENCE_ATTENTION_S_PER_FLOP): for each row with

@@ -28,6 +28,7 @@ def test_cpuinfo_xeon():
     simd = d.simd_features(info["flags"])
     assert {"avx2", "avx512", "avx512_vnni", "avx512_bf16", "amx", "amx_int8"} <= set(simd)
     assert "neon" not in simd
+    assert d.native_simd(simd) == "avx512_fp16"  # a build from source there uses it
 
 
 def test_cpuinfo_arm_has_no_model_name():
@@ -36,6 +37,27 @@ def test_cpuinfo_arm_has_no_model_name():
     assert info["threads"] == 4 and info["cores"] == 4
     simd = d.simd_features(info["flags"])
     assert "neon" in simd and "dotprod" in simd and "sve" not in simd and "avx2" not in simd
+    assert d.native_simd(simd) == "neon"  # with FP16 vector arithmetic (asimdhp)
+
+
+@pytest.mark.parametrize(
+    "simd, build",
+    [
+        (["avx2", "avx512", "avx512_fp16"], "avx512_fp16"),
+        (["avx2", "avx512", "avx512_vnni"], "avx512"),
+        (["avx2", "avx_vnni"], "avx2"),
+        (["neon", "neon_fp16"], "neon"),
+        (["neon"], None),
+        ([], None),
+    ],
+)
+def test_native_simd_is_the_widest_a_build_from_source_uses(simd, build):
+    assert d.native_simd(simd) == build
+
+
+def test_a_mac_with_fp16_arithmetic_is_a_neon_build():
+    cpu = d._cpu_from_sysctl({"hw.optional.arm.FEAT_FP16": "1", "hw.optional.AdvSIMD": "1"})
+    assert d.native_simd(d.simd_features(cpu["flags"])) == "neon"
 
 
 def test_meminfo():

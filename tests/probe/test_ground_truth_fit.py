@@ -29,7 +29,11 @@ def header_of(model_filename: str) -> Path:
 
 def measured_machine(tmp_path: Path, threads: int):
     host = json.loads((DATA / "host.json").read_text())
-    entry = recorded_cpu_entry(host, threads, source="tests/data/cpu-ground-truth/host.json")
+    flags = json.loads((DATA / "runs.json").read_text())["cpu_flags"]
+    entry = recorded_cpu_entry(
+        host, threads, source="tests/data/cpu-ground-truth/host.json", cpu_flags=flags
+    )
+    assert entry["cpu_simd"] == "avx512_fp16"  # the guest's native build
     f = tmp_path / f"machines-{threads}.yaml"
     f.write_text(yaml.safe_dump([entry]))
     return resolve_machine("this", machines_file=f), f

@@ -54,6 +54,7 @@ def test_probe_write_then_decode_this(canned, tmp_path, capsys, monkeypatch):
     (e,) = entries
     assert e["slug"] == "this" and e["kind"] == "cpu" and e["backend"] == "cpu"
     assert e["bandwidth_gbs"] == 19.0 and e["cpu_tflops"] == 0.19 and e["memory_gb"] == 24.0
+    assert e["cpu_simd"] == "avx512" and "uses avx512 (cpu_simd)" in out
     assert main(["decode", "qwen2.5-0.5b", "--machine", "this", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["machine"] == "this" and report["bandwidth_gbs"] == 19.0

@@ -10,13 +10,14 @@ as detected), with the CPU's measured rates beside them.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from tokenwalk.errors import InputError, SpecError
-from tokenwalk.probe.detect import Detected, detect_machine, native_simd
+from tokenwalk.probe.detect import Detected, detect_machine, native_simd, simd_features
 from tokenwalk.probe.match import CatalogueMatch, match_catalogue
 from tokenwalk.probe.measure import Measurement, measure_host
 
@@ -114,6 +115,8 @@ def machine_entry(
             entry["memory_unit"] = "GiB"
         entry["cpu_tflops"] = tflops
         entry["cpu_bandwidth_gbs"] = bw
+        if (simd := native_simd(d.cpu.simd)) is not None:
+            entry["cpu_simd"] = simd  # its CPU's, for layers or experts left there
         # the backend that runs here (Vulkan on an AMD card without ROCm, say); the catalogue
         # machine's fit holds for its own backend only
         entry["backend"] = d.backend if d.backend != "cpu" else base.backend
@@ -177,13 +180,16 @@ def cpu_machine_entry(
     }
 
 
-def recorded_cpu_entry(host: dict[str, Any], threads: int, *, source: str) -> dict[str, Any]:
+def recorded_cpu_entry(
+    host: dict[str, Any], threads: int, *, source: str, cpu_flags: Sequence[str] = ()
+) -> dict[str, Any]:
     """The `this` machine a recorded measurement (`scripts/measure_host.py`'s JSON, as in
-    tests/data/cpu-ground-truth/host.json) gives at `threads` threads."""
+    tests/data/cpu-ground-truth/host.json) gives at `threads` threads; `cpu_flags`, the
+    /proc/cpuinfo flags recorded beside it (runs.json), give its `cpu_simd` as probe does."""
     from tokenwalk.probe.measure import host_rates
 
     read_gbs, gemm = host_rates(host, threads)
-    return cpu_machine_entry(
+    entry = cpu_machine_entry(
         "this",
         cpu_name=host["cpu"]["model_name"] or "cpu",
         threads=threads,
@@ -192,6 +198,8 @@ def recorded_cpu_entry(host: dict[str, Any], threads: int, *, source: str) -> di
         gemm_gflops=gemm,
         source=source,
     )
+    simd = native_simd(simd_features(cpu_flags))
+    return entry | ({"cpu_simd": simd} if simd else {})
 
 
 def probe(

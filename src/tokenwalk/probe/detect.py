@@ -228,6 +228,8 @@ def _cpu_from_sysctl(s: Mapping[str, str]) -> dict[str, Any]:
         flags.append("asimd")
     if "dotprod" in flags:
         flags.append("asimddp")
+    if "fp16" in flags or "neon_fp16" in flags:
+        flags.append("asimdhp")
     return {
         "model": s.get("machdep.cpu.brand_string"),
         "vendor": "Apple" if "Apple" in s.get("machdep.cpu.brand_string", "") else None,

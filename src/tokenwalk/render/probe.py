@@ -125,6 +125,8 @@ def render_probe(r: ProbeReport, console: Console, *, store_hint: str = "") -> N
         rates = f"{e.get('bandwidth_gbs', '?')} GB/s"
         if e.get("kind") == "cpu":
             rates += f", {e['cpu_tflops']} TFLOPS (cpu_tflops: the measured f32 GEMM)"
+            if e.get("cpu_simd"):
+                rates += f", a build from source uses {e['cpu_simd']} (cpu_simd)"
         else:
             rates += f", {e.get('fp16_tflops', '?')} TFLOPS FP16 (catalogue)"
         where = f"stored in {r.written_to}" if r.written_to else store_hint or "not stored"

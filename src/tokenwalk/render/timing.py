@@ -176,6 +176,12 @@ def render_decode(r: DecodeReport, console: Console) -> None:
                     f", the weights' FLOPs {kernel_times(r.kernel_time, matvec=matvec)}"
                     if r.kernel_time != 1.0
                     else ""
+                )
+                + (
+                    "; flash attention done one element at a time on this build (cpu_simd) "
+                    f"counts {r.fa_scalar_flops / 1e9:,.2g} GFLOP"
+                    if r.fa_scalar_flops
+                    else ""
                 ),
             )
         elif r.parallel <= MATVEC_MAX_BATCH:  # the weight products ride on the memory time

@@ -976,6 +976,9 @@ class DecodeReport(_OnMachine):
     # of the weights' types relative to Q4_K (its mat-vec kernels' for one stream,
     # `cpu_matvec_time`; its matrix kernels' for more, `cpu_kernel_time`), 1 elsewhere
     kernel_time: float = 1.0
+    # of compute_flops, what a CPU's one-row flash attention does one element at a time on its
+    # build (`fa_scalar_flops`, Machine.cpu_simd); 0 elsewhere
+    fa_scalar_flops: float = 0.0
     bandwidth_used_gbs: float  # bytes per step / step time: what the estimate implies
     arithmetic_intensity: float  # FLOP per byte of a step
     machine_balance: float | None  # FLOP per byte at the machine's balance point
@@ -1044,6 +1047,9 @@ def decode_report(
         bound=cost.bound,
         unhidden=cost.unhidden,
         kernel_time=weight_kernel_time(w, machine.backend),
+        fa_scalar_flops=fa_scalar_flops(w.one_row_attention, machine.cpu_simd)
+        if machine.backend == "cpu"
+        else 0.0,
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
