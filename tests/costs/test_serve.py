@@ -141,6 +141,26 @@ def test_one_user_is_decode_and_prefill_to_the_digit(models, machines, slug, mac
     assert r.by_users[0].users == 1 and r.by_users[0].step_s == pytest.approx(r.step_s)
 
 
+def test_a_fp16_builds_one_row_attention_counts_per_sequence_and_keeps_one_user_exact(
+    models, machines
+):
+    """gpt-oss-20b's heads of 64 on a CPU built for AVX512-FP16: each sequence's one-row
+    attention adds its element-at-a-time rest (`passes.fa_scalar_flops`), so B sequences at one
+    depth are B streams, a unified cache's 64-token micro-batch takes the tiled kernel, and one
+    user is still `decode` to the digit."""
+    model = models["gpt-oss-20b"]
+    m = machines["xeon-kvm-2c-2t"].model_copy(update={"cpu_simd": "avx512_fp16"})
+    a = batch_work(model, decode_batch([3000] * 8))
+    assert a.one_row_attention == pass_work(model, 1, 3000, streams=8).one_row_attention
+    assert {(dk, dv) for dk, dv, _ in a.one_row_attention} == {(64, 64)}
+    assert batch_work(model, decode_batch([3000] * 64), cells_in_use=4000).one_row_attention == ()
+    r = _report(model, m, users=1, prompt=2048, output=300)
+    d = decode_report(model, m, ctx=2048 + 150)
+    assert d.fa_scalar_flops > 0
+    assert r.user_tok_s == pytest.approx(d.tok_s, rel=1e-12)
+    assert d.tok_s < decode_report(model, machines["xeon-kvm-2c-2t"], ctx=2048 + 150).tok_s
+
+
 def test_bench_row_of_one_sequence_is_decode_and_prefill(models, machines):
     model, m = models["llama-3.1-8b"], machines["rtx-4090"]
     row = batched_bench(PoolPricer(model, m), 512, 4, 1)
