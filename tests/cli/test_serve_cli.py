@@ -137,9 +137,12 @@ def test_a_chat_is_the_prompt(capsys):
 def test_no_users_is_refused_under_its_own_name(capsys):
     from tokenwalk.cli import main
 
-    assert main(["serve", "qwen3-8b", "-m", "rtx-4090", "--prompt", "1k", "--users", "0"]) == 2
-    err = capsys.readouterr().err
-    assert "--users must be at least 1" in err and "--parallel" not in err
+    for users, said in (("0", "'0' is less than 1"), ("-3", "'-3' is negative")):
+        argv = ["serve", "qwen3-8b", "-m", "rtx-4090", "--prompt", "1k", "--users", users]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "--users" in err and said in err and "of 1 or more" in err
+        assert "--parallel" not in err and err.count("\n") == 1
 
 
 def test_memory_holds_the_users_whose_kv_fits_the_card_as_placed(capsys):

@@ -22,15 +22,18 @@ _NUMBER = re.compile(r"\s*([+-]?[0-9][0-9_,]*(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?)\s*(
 TOKENS_NOTE = " Takes 8192, 8k (8,192), 32k, 1M (1,048,576)."
 
 
-def _number(value: str, suffixes: dict[str, float], what: str, examples: str) -> float:
+def _number(
+    value: str, suffixes: dict[str, float], what: str, examples: str, least: int = 0
+) -> float:
     match = _NUMBER.fullmatch(value)
     if not match or match[2].lower() not in suffixes:
         raise typer.BadParameter(f"'{value}' is not {what} (for example {examples})")
     number = float(match[1].replace("_", "").replace(",", "")) * suffixes[match[2].lower()]
     if not math.isfinite(number):
         raise typer.BadParameter(f"'{value}' is not {what} (for example {examples})")
-    if number < 0:
-        raise typer.BadParameter(f"'{value}' is negative; give {what} of 0 or more")
+    if number < least:
+        below = "negative" if number < 0 else f"less than {least}"
+        raise typer.BadParameter(f"'{value}' is {below}; give {what} of {least} or more")
     return number
 
 
@@ -45,14 +48,19 @@ def parse_tokens(value: str | int) -> int:
     return int(n)
 
 
-def parse_count(value: str | int) -> int:
-    """A plain count (streams, layers): a whole number, 0 or more, no suffix."""
+def parse_count(value: str | int, least: int = 0) -> int:
+    """A plain count (streams, layers): a whole number, `least` (0) or more, no suffix."""
     if isinstance(value, int):
         return value
-    n = _number(str(value), {"": 1}, "a whole number", "4 or 32")
+    n = _number(str(value), {"": 1}, "a whole number", "4 or 32", least)
     if n != int(n):
         raise typer.BadParameter(f"'{value}' is not a whole number")
     return int(n)
+
+
+def parse_positive_count(value: str | int) -> int:
+    """A count of things of which there must be one (users): a whole number, 1 or more."""
+    return parse_count(value, least=1)
 
 
 def parse_gb(value: str | float) -> float:

@@ -20,7 +20,7 @@ from tokenwalk.cli.app import (
     UbatchOpt,
     app,
     load,
-    parse_count,
+    parse_positive_count,
     tokens_option,
 )
 from tokenwalk.cli.checks import answer, on_system, system_fit
@@ -54,7 +54,7 @@ def serve(
             "--users",
             "-u",
             help="Users writing at once: sequences one step decodes together.",
-            parser=parse_count,
+            parser=parse_positive_count,
             metavar="N",
         ),
     ] = 4,
