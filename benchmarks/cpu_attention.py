@@ -6,7 +6,9 @@ flash attention off and on, 2 threads, on one 2-core Emerald Rapids guest. It ha
 the same llama.cpp:
 - native/: GGML_NATIVE, so AVX512-FP16 is used; SmolLM2-135M (heads of 64) and Gemma 3 270M
   (heads of 256);
-- no-avx512fp16/: the same with -mno-avx512fp16; SmolLM2-135M.
+- no-avx512fp16/: the same with -mno-avx512fp16; SmolLM2-135M;
+- prefill-native/ and prefill-no-avx512fp16/: SmolLM2-135M's pp512 at depths 0 and 1,024 with
+  flash attention on, from each build (the tiled kernel: no element-at-a-time rest).
 
 With AVX512-FP16, ggml-cpu multiplies-and-adds f16 in steps of 128 elements, so a head of 64
 sums its values one element at a time (timing.passes.F16_VECTOR_STEPS).

@@ -41,3 +41,11 @@ def test_fa_scalar_flops_is_the_fit():
     per_element = bench.element_seconds()
     assert all(1e-9 < s < 2.5e-9 for s in per_element.values())
     assert FA_SCALAR_FLOPS == pytest.approx(bench.fit_fa_scalar_flops(), rel=0.01)
+
+
+def test_a_prefill_chunk_takes_the_tiled_kernel_and_pays_no_rest():
+    """pp512 after 1,024 cached tokens: the native build is no slower than the one without
+    AVX512-FP16 (248 against 221 tok/s), as `one_row_attention` has no prefill chunk."""
+    native = bench.step_s("prefill-native", bench.SMOLLM2, 1)
+    plain = bench.step_s("prefill-no-avx512fp16", bench.SMOLLM2, 1)
+    assert native[1024] <= plain[1024] and native[1024] > native[0]
