@@ -84,6 +84,8 @@ def machine_entry(
     )
     bw = m.read_gbs_all.median
     tflops = round(m.gemm_gflops_all.median / 1000, 4)
+    # a build from source here; release binaries leave AVX512-FP16 out (avx512)
+    simd = native_simd(d.cpu.simd)
     if gpu is not None:
         from tokenwalk.catalog import find_machine
         from tokenwalk.timing.efficiency import timing_defaults
@@ -115,7 +117,7 @@ def machine_entry(
             entry["memory_unit"] = "GiB"
         entry["cpu_tflops"] = tflops
         entry["cpu_bandwidth_gbs"] = bw
-        if (simd := native_simd(d.cpu.simd)) is not None:
+        if simd is not None:
             entry["cpu_simd"] = simd  # its CPU's, for layers or experts left there
         # the backend that runs here (Vulkan on an AMD card without ROCm, say); the catalogue
         # machine's fit holds for its own backend only
@@ -135,7 +137,7 @@ def machine_entry(
             **entry,
             "source": f"catalogue machine {gpu.slug} ({gpu.reason}); CPU rates: {measured}",
         }
-    entry = cpu_machine_entry(
+    return cpu_machine_entry(
         slug,
         cpu_name=cpu_name,
         threads=m.n_threads,
@@ -143,12 +145,8 @@ def machine_entry(
         read_gbs=bw,
         gemm_gflops=m.gemm_gflops_all.median,
         source=measured,
+        simd=simd,
     )
-    simd = native_simd(d.cpu.simd)
-    if simd is not None:
-        # a build from source here; release binaries leave AVX512-FP16 out (avx512)
-        entry["cpu_simd"] = simd
-    return entry
 
 
 def cpu_machine_entry(
@@ -160,10 +158,12 @@ def cpu_machine_entry(
     read_gbs: float,
     gemm_gflops: float,
     source: str,
+    simd: str | None = None,
 ) -> dict[str, Any]:
     """A CPU machine with measured rates: `bandwidth_gbs` = the read bandwidth at `threads`,
     `cpu_tflops` = the f32 GEMM rate / 1000, the memory in GiB (MemTotal / 2^30). The CPU's
-    name, without (R) and (TM), says its maker, which picks the efficiencies of its group."""
+    name, without (R) and (TM), says its maker, which picks the efficiencies of its group.
+    `simd` is the build llama.cpp's CPU backend uses there (`cpu_simd`), where known."""
     from tokenwalk.probe.detect import clean_model_name
 
     return {
@@ -176,6 +176,7 @@ def cpu_machine_entry(
         "bandwidth_gbs": read_gbs,
         "cpu_tflops": round(gemm_gflops / 1000, 4),
         "cpu_bandwidth_gbs": read_gbs,
+        **({"cpu_simd": simd} if simd else {}),
         "source": source,
     }
 
@@ -189,7 +190,7 @@ def recorded_cpu_entry(
     from tokenwalk.probe.measure import host_rates
 
     read_gbs, gemm = host_rates(host, threads)
-    entry = cpu_machine_entry(
+    return cpu_machine_entry(
         "this",
         cpu_name=host["cpu"]["model_name"] or "cpu",
         threads=threads,
@@ -197,9 +198,8 @@ def recorded_cpu_entry(
         read_gbs=read_gbs,
         gemm_gflops=gemm,
         source=source,
+        simd=native_simd(simd_features(cpu_flags)),
     )
-    simd = native_simd(simd_features(cpu_flags))
-    return entry | ({"cpu_simd": simd} if simd else {})
 
 
 def probe(

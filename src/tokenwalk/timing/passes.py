@@ -22,6 +22,7 @@ a llama layer's; `PassWork.overhead_layers`),
 and (eff_bw, eff_compute, rows_half, overhead_per_layer_s) the machine's fitted efficiencies
 (`pass_seconds`). A pass of at most 8 tokens runs its weight
 products on llama.cpp's mat-vec kernels, which stream each weight once: its F counts only A.
+A CPU's F adds what its build's flash attention does one element at a time (`fa_scalar_flops`).
 Decode is n = 1 per stream; prefill is chunks of `ubatch` tokens with the context growing chunk
 by chunk; speculative verification is n = draft length + 1. Everything here is pure: no I/O.
 """
@@ -87,6 +88,7 @@ __all__ = [
     "attention_flops",
     "one_row_attention",
     "fa_scalar_flops",
+    "cpu_fa_rest",
     "F16_VECTOR_STEPS",
     "FA_TILE_Q",
     "FA_SCALAR_FLOPS",
@@ -445,23 +447,31 @@ def weight_row_flops(
     return 2.0 * (body + woken) + head_rows, 2.0 * woken
 
 
-def _attention_width(model: Model, layer: Layer) -> int:
-    """Per-head elements a score and a value sum touch: d_k + d_v (MLA: latent + rope, latent)."""
+def _head_size(model: Model, layer: Layer) -> tuple[int, int]:
+    """(d_k, d_v): the per-head elements a score and a value sum touch (MLA: latent + rope,
+    latent)."""
     if layer.attention is Attention.MLA:
-        return layer.head_k + model.spec.kv_lora_rank
-    return layer.head_k + layer.head_v
+        return layer.head_k, model.spec.kv_lora_rank
+    return layer.head_k, layer.head_v
+
+
+def _attention_by_head_size(model: Model, n_tokens: int, ctx: int) -> dict[tuple[int, int], float]:
+    """Attention FLOPs of one stream by head size (d_k, d_v): sum over the layers of that size
+    of 2 x n x c_eff x n_head x (d_k + d_v). FLOP."""
+    out: dict[tuple[int, int], float] = {}
+    for layer in model.decoding_layers:
+        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
+            continue
+        dk, dv = _head_size(model, layer)
+        c_eff = attended_cells(layer, n_tokens, ctx)
+        flops = 2.0 * n_tokens * c_eff * model.spec.n_head[layer.index] * (dk + dv)
+        out[dk, dv] = out.get((dk, dv), 0.0) + flops
+    return out
 
 
 def attention_flops(model: Model, n_tokens: int, ctx: int) -> float:
     """Attention FLOPs of one stream: sum over layers 2 x n x c_eff x n_head x (d_k + d_v). FLOP."""
-    total = 0.0
-    for layer in model.decoding_layers:
-        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
-            continue
-        n_head = model.spec.n_head[layer.index]
-        c_eff = attended_cells(layer, n_tokens, ctx)
-        total += 2.0 * n_tokens * c_eff * n_head * _attention_width(model, layer)
-    return total
+    return sum(_attention_by_head_size(model, n_tokens, ctx).values())
 
 
 def one_row_attention(
@@ -473,28 +483,19 @@ def one_row_attention(
     f32, whose vector steps divide the usual head sizes)."""
     if n_tokens >= FA_TILE_Q or kv_type != "f16":
         return ()
-    out: dict[tuple[int, int], float] = {}
-    for layer in model.decoding_layers:
-        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
-            continue
-        dk = layer.head_k
-        dv = model.spec.kv_lora_rank if layer.attention is Attention.MLA else layer.head_v
-        flops = (
-            2.0
-            * n_tokens
-            * attended_cells(layer, n_tokens, ctx)
-            * model.spec.n_head[layer.index]
-            * (dk + dv)
-        )
-        out[dk, dv] = out.get((dk, dv), 0.0) + flops
-    return tuple((dk, dv, f) for (dk, dv), f in sorted(out.items()))
+    by_size = _attention_by_head_size(model, n_tokens, ctx)
+    return tuple((dk, dv, f) for (dk, dv), f in sorted(by_size.items()))
 
 
 def fa_scalar_flops(one_row: tuple[tuple[int, int, float], ...], simd: str | None) -> float:
     """What the one-row flash-attention loop's element-at-a-time rest costs on a CPU build of
-    `simd` (F16_VECTOR_STEPS), in FLOPs of the compute rate: per cell and head, d_k mod the
-    dot-product step plus d_v mod the multiply-add step elements, FA_SCALAR_FLOPS each. 0 for
-    an unknown build."""
+    `simd` (F16_VECTOR_STEPS: dot-product step a, multiply-add step b), in FLOPs of the
+    machine's compute rate:
+
+        FA_SCALAR_FLOPS x sum over head sizes of F x (d_k mod a + d_v mod b) / (2 (d_k + d_v))
+
+    (F / (2 (d_k + d_v)) is cells x query heads; d_k mod a + d_v mod b the elements a cell and
+    head does one at a time). 0 for an unknown build."""
     if simd is None:
         return 0.0
     dot, mad = F16_VECTOR_STEPS[simd]
@@ -711,6 +712,11 @@ def unhidden_share(work: PassWork, backend: str) -> float:
     return 1.0 / work.n_tokens
 
 
+def cpu_fa_rest(work: PassWork, backend: str, simd: str | None) -> float:
+    """`fa_scalar_flops` of a pass's one-row attention on a `cpu` backend; 0 on a GPU's."""
+    return fa_scalar_flops(work.one_row_attention, simd) if backend == "cpu" else 0.0
+
+
 def matrix_flops(work: PassWork, backend: str = "", simd: str | None = None) -> float:
     """FLOPs the compute term counts: all of them, except, on a GPU, the weight products of
     passes of at most MATVEC_MAX_BATCH tokens (mat-vec kernels, hidden under the weight read).
@@ -722,10 +728,8 @@ def matrix_flops(work: PassWork, backend: str = "", simd: str | None = None) -> 
     (`fa_scalar_flops`)."""
     if work.matvec and backend != "cpu":
         return work.attention_flops
-    flops = work.attention_flops + weight_kernel_time(work, backend) * work.matmul_flops
-    if backend == "cpu":
-        flops += fa_scalar_flops(work.one_row_attention, simd)
-    return flops
+    weights = weight_kernel_time(work, backend) * work.matmul_flops
+    return work.attention_flops + weights + cpu_fa_rest(work, backend, simd)
 
 
 def weight_kernel_time(work: PassWork, backend: str) -> float:
@@ -1047,9 +1051,7 @@ def decode_report(
         bound=cost.bound,
         unhidden=cost.unhidden,
         kernel_time=weight_kernel_time(w, machine.backend),
-        fa_scalar_flops=fa_scalar_flops(w.one_row_attention, machine.cpu_simd)
-        if machine.backend == "cpu"
-        else 0.0,
+        fa_scalar_flops=cpu_fa_rest(w, machine.backend, machine.cpu_simd),
         bandwidth_used_gbs=w.bytes / cost.time_s / 1e9,
         arithmetic_intensity=w.intensity_flop_per_byte,
         machine_balance=machine.balance_flop_per_byte,
