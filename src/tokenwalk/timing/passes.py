@@ -447,24 +447,27 @@ def weight_row_flops(
     return 2.0 * (body + woken) + head_rows, 2.0 * woken
 
 
-def _head_size(model: Model, layer: Layer) -> tuple[int, int]:
-    """(d_k, d_v): the per-head elements a score and a value sum touch (MLA: latent + rope,
-    latent)."""
-    if layer.attention is Attention.MLA:
-        return layer.head_k, model.spec.kv_lora_rank
-    return layer.head_k, layer.head_v
+@per_model
+def _attention_layers(model: Model) -> tuple[tuple[Layer, int, int, int], ...]:
+    """Each attention layer (full, sliding, MLA) with its head size and query heads:
+    (layer, d_k, d_v, n_head); d_k + d_v are the per-head elements a score and a value sum touch
+    (MLA: latent + rope, latent)."""
+    out = []
+    for layer in model.decoding_layers:
+        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
+            continue
+        mla = layer.attention is Attention.MLA
+        dv = model.spec.kv_lora_rank if mla else layer.head_v
+        out.append((layer, layer.head_k, dv, model.spec.n_head[layer.index]))
+    return tuple(out)
 
 
 def _attention_by_head_size(model: Model, n_tokens: int, ctx: int) -> dict[tuple[int, int], float]:
     """Attention FLOPs of one stream by head size (d_k, d_v): sum over the layers of that size
     of 2 x n x c_eff x n_head x (d_k + d_v). FLOP."""
     out: dict[tuple[int, int], float] = {}
-    for layer in model.decoding_layers:
-        if layer.attention not in (Attention.FULL, Attention.SLIDING, Attention.MLA):
-            continue
-        dk, dv = _head_size(model, layer)
-        c_eff = attended_cells(layer, n_tokens, ctx)
-        flops = 2.0 * n_tokens * c_eff * model.spec.n_head[layer.index] * (dk + dv)
+    for layer, dk, dv, n_head in _attention_layers(model):
+        flops = 2.0 * n_tokens * attended_cells(layer, n_tokens, ctx) * n_head * (dk + dv)
         out[dk, dv] = out.get((dk, dv), 0.0) + flops
     return out
 
@@ -475,15 +478,21 @@ def attention_flops(model: Model, n_tokens: int, ctx: int) -> float:
 
 
 def one_row_attention(
-    model: Model, n_tokens: int, ctx: int, kv_type: str = "f16"
+    model: Model,
+    n_tokens: int,
+    ctx: int,
+    kv_type: str = "f16",
+    by_size: dict[tuple[int, int], float] | None = None,
 ) -> tuple[tuple[int, int, float], ...]:
     """The attention FLOPs of one stream's pass that ggml-cpu's one-row flash-attention loop
     computes (FA_TILE_Q), by head size: ((d_k, d_v, FLOPs), ...); none for a pass of
     FA_TILE_Q tokens or more, or a cache not in f16 (a quantized cache's values are summed in
-    f32, whose vector steps divide the usual head sizes)."""
+    f32, whose vector steps divide the usual head sizes). `by_size`: the pass's
+    `_attention_by_head_size`, where the caller has it."""
     if n_tokens >= FA_TILE_Q or kv_type != "f16":
         return ()
-    by_size = _attention_by_head_size(model, n_tokens, ctx)
+    if by_size is None:
+        by_size = _attention_by_head_size(model, n_tokens, ctx)
     return tuple((dk, dv, f) for (dk, dv), f in sorted(by_size.items()))
 
 
@@ -592,7 +601,8 @@ def pass_work(
     if weight_bytes is None:
         weight_bytes = weight_bytes_read(model, total)
     logits = total if n_logits is None else n_logits
-    attn = attention_flops(model, n_tokens, ctx) + recurrent_flops(model, n_tokens)
+    by_size = _attention_by_head_size(model, n_tokens, ctx)
+    attn = sum(by_size.values()) + recurrent_flops(model, n_tokens)
     expert_flops = 2.0 * active_expert_params(model) * total
     if total <= MATVEC_MAX_BATCH:
         row_flops, expert_row_flops = 0.0, 0.0
@@ -623,7 +633,8 @@ def pass_work(
         layer_weight=model.layer_nodes / LLAMA_LAYER_NODES if model.layer_nodes else None,
         cpu_kernel_time=kernel,
         one_row_attention=tuple(
-            (dk, dv, streams * f) for dk, dv, f in one_row_attention(model, n_tokens, ctx, kv_type)
+            (dk, dv, streams * f)
+            for dk, dv, f in one_row_attention(model, n_tokens, ctx, kv_type, by_size)
         ),
     )
 
