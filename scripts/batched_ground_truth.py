@@ -16,7 +16,8 @@ same run again (docs/timing-model.md). One run per B keeps each row's load avera
 apart in time, and a reader takes their median).
 It writes OUT/runs.json (every command, its exit code, wall time and the load averages around
 it) and OUT/README.md saying how all of it was made. The models' header-only copies are those
-of tests/data/cpu-ground-truth/headers.
+its llama-bench recording writes (scripts/cpu_ground_truth.py --out OUT/llama-bench), else
+tests/data/cpu-ground-truth/headers.
 
 Usage:
   python scripts/batched_ground_truth.py --batched-bench /path/to/llama-batched-bench \\
@@ -105,7 +106,8 @@ def write_readme(out: Path, meta: dict[str, Any], log: list[dict]) -> None:
         " pp, tg, pl (sequences), t_pp, speed_pp"
         " (S_PP = pl x pp / t_pp), t_tg, speed_tg (S_TG = pl x tg / t_tg)",
         "- `runs.json`: every command, its exit code, wall time and the load averages around it",
-        "- the models' header-only copies: `../cpu-ground-truth/headers/`",
+        "- the models' header-only copies: `llama-bench/headers/` where the same files' llama-bench"
+        " runs were recorded here, else `../cpu-ground-truth/headers/`",
         "",
         "## Machine",
         "",

@@ -34,7 +34,7 @@ bench = importlib.util.module_from_spec(_spec)
 sys.modules["serve_cpu"] = bench  # its dataclasses look their module up
 _spec.loader.exec_module(bench)
 ROWS = bench.runs()
-JUDGED = [r for r in ROWS if r.guest == bench.JUDGED]
+JUDGED = [r for r in ROWS if r.guest in bench.JUDGING]
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +42,14 @@ def pricers():
     return bench.pricers()
 
 
-def test_every_b_of_both_models_is_recorded_on_every_guest():
+def test_every_b_of_every_model_is_recorded_on_every_guest():
     assert [g.name for g in bench.GUESTS][0] == "batched-ground-truth"
+    files = 0
     for guest in bench.GUESTS:
-        files = sorted(guest.glob("*.jsonl"))
-        assert len(files) == 2
-        for p in files:
+        models = sorted(guest.glob("*.jsonl"))
+        assert models
+        files += len(models)
+        for p in models:
             rows = [json.loads(x) for x in p.read_text().splitlines() if x]
             assert sorted({(r["pp"], r["pl"]) for r in rows}) == [
                 (pp, b) for pp in (128, 512) for b in (1, 2, 4, 8, 16, 32)
@@ -55,7 +57,7 @@ def test_every_b_of_both_models_is_recorded_on_every_guest():
             assert all(
                 r["tg"] == 128 and r["n_threads"] == 2 and not r["is_pp_shared"] for r in rows
             )
-    assert len(ROWS) == 24 * len(bench.GUESTS)
+    assert len(ROWS) == 12 * files
 
 
 # Rows the pass model misses by more than 15% today (docs/serve.md, "CPU ground truth", says
@@ -84,7 +86,7 @@ MISSES = {
         )
         for r in JUDGED
     ],
-    ids=[f"{r.model}-pp{r.pp}-B{r.pl}" for r in JUDGED],
+    ids=[f"{r.guest}-{r.model}-pp{r.pp}-B{r.pl}" for r in JUDGED],
 )
 def test_speeds_within_15_percent(pricers, row):
     got = batched_bench(pricers[row.guest, row.model], row.pp, row.tg, row.pl)
@@ -99,18 +101,23 @@ def test_readme_says_how_it_was_made():
             assert needle in text
         runs = json.loads((guest / "runs.json").read_text())["runs"]
         standing = [r for r in runs if "replaced" not in r]  # a disturbed run, run again later
-        assert len(standing) % 12 == 0 and len(standing) >= 12
+        assert len(standing) % 6 == 0 and len(standing) >= 12
         assert all(r["exit_code"] == 0 and r["loadavg_at_start"] for r in runs)
 
 
 @pytest.mark.parametrize(
     "name, spread_rows",
-    [("batched-ground-truth-xeon", 23), ("batched-ground-truth-emr", 24)],
+    [
+        ("batched-ground-truth-xeon", 23),
+        ("batched-ground-truth-emr", 24),
+        ("batched-ground-truth-emr2", 14),
+    ],
 )
 def test_the_xeon_records_are_three_rounds_whose_spread_exceeds_the_bar(name, spread_rows):
-    """Why the Xeons' records judge nothing: three rounds a row, and in 23 (Sapphire Rapids) and
-    24 (Emerald Rapids, a warm-up run thrown away in front of each) of their 24 rows they
-    differ by more than 15% (the reading docs/serve.md gives of them)."""
+    """Why the Xeons' records of the real small files judge nothing: three rounds a row, and in
+    23 (Sapphire Rapids), 24 and 14 (Emerald Rapids, a warm-up run thrown away in front of
+    each) of their 24 rows they differ by more than 15% (the reading docs/serve.md gives of
+    them)."""
     guest = bench.ROOT / "tests" / "data" / name
     for p in guest.glob("*.jsonl"):
         lines = [json.loads(x) for x in p.read_text().splitlines() if x]
@@ -118,6 +125,17 @@ def test_the_xeon_records_are_three_rounds_whose_spread_exceeds_the_bar(name, sp
     rows = [r for r in ROWS if r.guest == guest.name]
     assert len(rows) == 24
     assert sum(r.spread > bench.BAR for r in rows) == spread_rows
+
+
+def test_the_tinyllama_record_is_steady_enough_to_judge():
+    """The record of TinyLlama 1.1B's shape (667 MB, more than the guest's L3 holds: its weights
+    stream from DRAM) on the Emerald Rapids guest: three rounds a row, within 15% of one
+    another in 11 of its 12 rows and 15.1% in the last, where the same guest's rounds of the
+    98 and 253 MB files differ by up to 49%."""
+    rows = [r for r in ROWS if r.guest == "batched-ground-truth-tinyllama"]
+    assert len(rows) == 12
+    assert sum(r.spread <= bench.BAR for r in rows) == 11
+    assert max(r.spread for r in rows) < 0.16
 
 
 def test_cpu_sequence_attention_is_the_fit():
