@@ -106,24 +106,25 @@ def test_readme_says_how_it_was_made():
 
 
 @pytest.mark.parametrize(
-    "name, spread_rows",
+    "name, n_rounds, spread_rows",
     [
-        ("batched-ground-truth-xeon", 23),
-        ("batched-ground-truth-emr", 24),
-        ("batched-ground-truth-emr2", 14),
+        ("batched-ground-truth-xeon", 3, 23),
+        ("batched-ground-truth-emr", 3, 24),
+        ("batched-ground-truth-emr2", 3, 14),
+        ("batched-ground-truth-tinyllama-q8_0", 2, 4),
     ],
 )
-def test_the_xeon_records_are_three_rounds_whose_spread_exceeds_the_bar(name, spread_rows):
-    """Why the Xeons' records of the real small files judge nothing: three rounds a row, and in
-    23 (Sapphire Rapids), 24 and 14 (Emerald Rapids, a warm-up run thrown away in front of
-    each) of their 24 rows they differ by more than 15% (the reading docs/serve.md gives of
-    them)."""
+def test_the_xeon_records_are_rounds_whose_spread_exceeds_the_bar(name, n_rounds, spread_rows):
+    """Why the other Xeon records judge nothing: three rounds a row of the real small files, and
+    in 23 (Sapphire Rapids), 24 and 14 (Emerald Rapids, a warm-up run thrown away in front of
+    each) of their 24 rows they differ by more than 15%; two rounds a row of TinyLlama's shape
+    in Q8_0, 4 of 12 rows more than 15% apart (the reading docs/serve.md gives of them)."""
     guest = bench.ROOT / "tests" / "data" / name
     for p in guest.glob("*.jsonl"):
         lines = [json.loads(x) for x in p.read_text().splitlines() if x]
-        assert all(len(g) == 3 for g in bench.rounds(lines).values())
+        assert all(len(g) == n_rounds for g in bench.rounds(lines).values())
     rows = [r for r in ROWS if r.guest == guest.name]
-    assert len(rows) == 24
+    assert len(rows) in (12, 24)
     assert sum(r.spread > bench.BAR for r in rows) == spread_rows
 
 
