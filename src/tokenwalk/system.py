@@ -71,7 +71,9 @@ DEFAULT_PCIE = (4, 16)  # a card or slot whose link the catalogue does not give
 DEFAULT_HOST = "pc-9950x-64gb"
 UNIFIED_KINDS = ("igpu", "apple", "cpu", "sbc")
 MAX_DEVICES = 16
-_COUNT = re.compile(r"^(\d+)\s*x\s*(.+)$", re.I)
+# a count of one card: 2xrtx-3090, 2x rtx-3090, 2x-rtx-3090, 2*rtx-3090
+COUNT_PREFIX = r"(\d+)\s*[xX*]\s*-?\s*"
+_COUNT = re.compile(rf"^{COUNT_PREFIX}(.+)$")
 RPC_PREFIX = "rpc:"
 # A round trip between llama.cpp and an rpc-server, per evaluation of a remote split. No
 # published figure: 0.5 ms is taken for a wired LAN (TCP request and reply), and every answer

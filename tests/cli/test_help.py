@@ -209,6 +209,8 @@ def test_completion_leaves_paths_to_the_shell():
 
     assert complete_model("./models/") == []
     assert complete_machine("2xrtx-309") == ["2xrtx-3090"]
+    assert complete_machine("2x-rtx-309") == ["2x-rtx-3090"]
+    assert complete_machine("rtx-3090+3*rtx-306") == ["rtx-3090+3*rtx-3060-12gb"]
     assert complete_machine("radeon-860m,rtx-509") == ["radeon-860m,rtx-5090"]  # a list
     assert complete_machine("h100-sxm,2xrtx-309") == ["h100-sxm,2xrtx-3090"]
     assert complete_machine("no-such-machine") == []

@@ -80,6 +80,11 @@ def test_cards_join_with_plus_and_count(capsys):
     code, out, _ = run(capsys, "decode", "qwen3-32b", "-m", "2xrtx-3090", "--json")
     assert code == 0
     assert json.loads(out)["machine"] == "2xrtx-3090"
+    for written in ("2x-rtx-3090", "2x rtx-3090", "2*rtx-3090", "2X-RTX-3090"):
+        code, out, _ = run(capsys, "budget", "qwen3-32b", "-m", written, "--json")
+        assert code == 0, written
+        devices = [d["device"] for d in json.loads(out)["devices"]]
+        assert devices == ["rtx-3090", "rtx-3090", "pc-9950x-64gb"], written
     code, out, _ = run(capsys, "budget", "qwen3-32b", "-m", "rtx-3090+rtx-3060", "--json")
     devices = [d["device"] for d in json.loads(out)["devices"]]
     assert devices == ["rtx-3090", "rtx-3060-12gb", "pc-9950x-64gb"]

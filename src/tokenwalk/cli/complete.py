@@ -26,13 +26,15 @@ def complete_model(incomplete: str) -> list[str]:
 
 def complete_machine(incomplete: str) -> list[str]:
     """Machine slugs (catalogue and the user's own files) that start with what is typed; after
-    a ',' (a list of machines), a '+' (rtx-3090+rtx-3060) or an 'Nx' (2xrtx-3090) the next
-    name is completed."""
+    a ',' (a list of machines), a '+' (rtx-3090+rtx-3060) or a count (2xrtx-3090, 2x-rtx-3090)
+    the next name is completed."""
     import re
 
-    split = re.match(r"(.*[,+])?([0-9]+x)?(.*)", incomplete)
+    from tokenwalk.system import COUNT_PREFIX
+
+    split = re.match(rf"(.*[,+])?({COUNT_PREFIX})?(.*)", incomplete)
     head = (split[1] or "") + (split[2] or "")
-    word = split[3]
+    word = split[split.re.groups]
     try:
         from tokenwalk.catalog import load_machines
         from tokenwalk.machine import user_machine_files
