@@ -3,20 +3,20 @@
 
 Reads every tests/data/batched-ground-truth*/ (llama-batched-bench -npp 128,512 -ntg 128 -npl
 B, B = 1 to 32, recorded by scripts/batched_ground_truth.py on one 2-core guest each: an AMD
-EPYC and three Intel Xeons with gemma-3-270m Q4_K_M and SmolLM2-135M Q4_1, and an Emerald
+EPYC and four Intel Xeon records with gemma-3-270m Q4_K_M and SmolLM2-135M Q4_1, and an Emerald
 Rapids Xeon with files of TinyLlama 1.1B's shape in Q4_K_M and Q8_0, weights of zeros) and prices
 every row on the guest that recorded it, the one entry of machine.yaml there (its rates
 measured there, its fit calibrated on llama-bench runs of the same files there:
-llama-bench/). A row recorded in several rounds counts as their median, and the spread of its
-rounds is printed beside it.
+llama-bench/, llama-bench-after/). A row recorded in several rounds counts as their median,
+and the spread of its rounds is printed beside it.
 
 The term is fitted on JUDGED, the EPYC's record (one round a row, its rows consistent with
 one another), and the 15% bar judged on JUDGING: the EPYC's and the TinyLlama record, whose
 rounds agree within 15% in 11 of its 12 rows (15.1% in the last). The other Xeon records
 cannot judge a 15% bar: their rounds differ by more than 15% in 23, 24 and 14 of their 24 rows
-(-xeon, -emr, -emr2) and in 4 of 12 (-tinyllama-q8_0, two rounds), and on -emr2, whose L3
-holds SmolLM2's 98 MB, a one-sequence step reads faster than the DRAM rate its probe measures
-(docs/serve.md, "CPU ground truth").
+(-xeon, -emr, -emr2) and in 4 of 12 (-tinyllama-q8_0, two rounds); and on -emr2 and -emr3
+(two rounds, 5 of 24 rows apart), whose L3 holds SmolLM2's 98 MB, a step reads faster than
+the DRAM rate the probe measures (docs/serve.md, "CPU ground truth").
 
 `fit_cpu_sequence_attention` fits what a CPU pays per FLOP of the one-query attention of each
 sequence beyond the first (costs.serve.SEQUENCE_ATTENTION_S_PER_FLOP): for each row with
