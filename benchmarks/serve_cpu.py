@@ -12,11 +12,12 @@ and the spread of its rounds is printed beside it.
 
 The term is fitted on JUDGED, the EPYC's record (one round a row, its rows consistent with
 one another), and the 15% bar judged on JUDGING: the EPYC's and the TinyLlama record, whose
-rounds agree within 15% in 11 of its 12 rows (15.1% in the last). The other Xeon records
-cannot judge a 15% bar: their rounds differ by more than 15% in 23, 24 and 14 of their 24 rows
-(-xeon, -emr, -emr2) and in 4 of 12 (-tinyllama-q8_0, two rounds); and on -emr2 and -emr3
-(two rounds, 5 of 24 rows apart), whose L3 holds SmolLM2's 98 MB, a step reads faster than
-the DRAM rate the probe measures (docs/serve.md, "CPU ground truth").
+rounds agree within 15% in 11 of its 12 rows (15.1% in the last). The other Xeon records judge
+nothing: the rounds of -xeon, -emr and -emr2 differ by more than 15% in 23, 24 and 14 of their
+24 rows, those of -tinyllama-q8_0 (two rounds) in 4 of 12; -emr3's (two rounds) in 5 of 24,
+but there, as on -emr2, SmolLM2's 98 MB stay in the guest's L3 and a step reads faster than
+the DRAM rate the probe measures, which the model does not know (docs/serve.md, "CPU ground
+truth").
 
 `fit_cpu_sequence_attention` fits what a CPU pays per FLOP of the one-query attention of each
 sequence beyond the first (costs.serve.SEQUENCE_ATTENTION_S_PER_FLOP): for each row with
@@ -113,9 +114,13 @@ def runs() -> list[BenchRun]:
 
 def header(guest: Path, stem: str) -> Path:
     """The header-only copy of a recorded model file: the one its guest's llama-bench
-    recording wrote (scripts/cpu_ground_truth.py), else tests/data/cpu-ground-truth's."""
-    own = guest / "llama-bench" / "headers" / f"{stem}.header.gguf"
-    return own if own.is_file() else HEADERS / f"{stem}.header.gguf"
+    recording wrote (scripts/cpu_ground_truth.py, before or after the batched rounds), else
+    tests/data/cpu-ground-truth's."""
+    for runs_dir in ("llama-bench", "llama-bench-after"):
+        own = guest / runs_dir / "headers" / f"{stem}.header.gguf"
+        if own.is_file():
+            return own
+    return HEADERS / f"{stem}.header.gguf"
 
 
 def pricers(seq_attention_s_per_flop: float | None = None) -> dict[tuple[str, str], PoolPricer]:
@@ -168,8 +173,9 @@ def main() -> int:
         f"(median of {n_fit} rows of {JUDGED}), shipped {shipped * 1e12:.1f} ps"
     )
     print("S_PP and S_TG, predicted / measured - 1, without and with it\n")
+    width = max(len(g.name) for g in GUESTS)
     print(
-        f"{'guest':26} {'model':28} {'pp':>4} {'B':>3} {'S_PP':>7} {'err':>5} {'S_TG':>7} "
+        f"{'guest':{width}} {'model':28} {'pp':>4} {'B':>3} {'S_PP':>7} {'err':>5} {'S_TG':>7} "
         f"{'without':>8} {'with':>6} {'ps/FLOP':>8} {'rounds':>7}"
     )
     bare, shipped_pricers = pricers(0.0), pricers()
@@ -183,7 +189,7 @@ def main() -> int:
             count[r.guest, name] = count.get((r.guest, name), 0) + ok
         x = implied.get(r)
         print(
-            f"{r.guest:26} {r.model:28} {r.pp:4} {r.pl:3} {r.s_pp_tok_s:7.1f} "
+            f"{r.guest:{width}} {r.model:28} {r.pp:4} {r.pl:3} {r.s_pp_tok_s:7.1f} "
             f"{b.s_pp_tok_s / r.s_pp_tok_s - 1:+5.0%} {r.s_tg_tok_s:7.1f} "
             f"{a.s_tg_tok_s / r.s_tg_tok_s - 1:+8.0%} {b.s_tg_tok_s / r.s_tg_tok_s - 1:+6.0%} "
             + (f"{x * 1e12:8.1f}" if x is not None else f"{'-':>8}")
@@ -197,7 +203,8 @@ def main() -> int:
         mine = [r for r in rows if r.guest == guest.name]
         steady = sum(r.spread <= BAR for r in mine)
         print(
-            f"  {guest.name:34} {count[guest.name, 'without']:3} {count[guest.name, 'with']:3}"
+            f"  {guest.name:{width}} {count[guest.name, 'without']:3} "
+            f"{count[guest.name, 'with']:3}"
             f" of {len(mine)}   rounds within: {steady}"
             + ("   (judged)" if guest.name in JUDGING else "")
         )

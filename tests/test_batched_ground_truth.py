@@ -135,10 +135,10 @@ def test_the_xeon_records_are_rounds_whose_spread_exceeds_the_bar(name, n_rounds
 
 def test_smollm2_decodes_from_the_l3_faster_than_the_model_allows(pricers):
     """The -emr3 record's SmolLM2 rows: their two rounds agree within 15% in all 12, and the
-    pass model writes slower than measured in every one, by 22 to 46%: the
-    98 MB file stays in the guest's 300 MiB L3, where the model reads every step's weights at
-    the DRAM rate the probe measures and adds the arithmetic (docs/serve.md). A CPU cache term
-    that brings them in fails this test: then the record can judge."""
+    pass model writes slower than measured in every one, by 22 to 46%: the 98 MB file stays in
+    the guest's 300 MiB L3, where the model reads every step's weights at the DRAM rate the
+    probe measures and adds the arithmetic (docs/serve.md). A CPU cache term that brings them
+    in fails this test: then the record can judge."""
     rows = [r for r in ROWS if r.guest == "batched-ground-truth-emr3" and "SmolLM2" in r.model]
     assert len(rows) == 12 and all(r.spread <= bench.BAR for r in rows)
     errors = [

@@ -32,9 +32,8 @@ def complete_machine(incomplete: str) -> list[str]:
 
     from tokenwalk.system import COUNT_PREFIX
 
-    split = re.match(rf"(.*[,+])?({COUNT_PREFIX})?(.*)", incomplete)
-    head = (split[1] or "") + (split[2] or "")
-    word = split[split.re.groups]
+    split = re.match(rf"(?P<head>(?:.*[,+])?(?:{COUNT_PREFIX})?)(?P<word>.*)", incomplete)
+    head, word = split["head"], split["word"]
     try:
         from tokenwalk.catalog import load_machines
         from tokenwalk.machine import user_machine_files
