@@ -349,6 +349,8 @@ def _names(machine: str) -> list[tuple[str, bool]]:
             part = part[len(RPC_PREFIX) :].strip()
         m = _COUNT.match(part)
         count, name = (int(m[1]), m[2].strip()) if m else (1, part)
+        if not name.strip("-"):
+            raise InputError(f"'{part}': a count needs a card after it (2xrtx-3090)")
         if name.lower().startswith(RPC_PREFIX):
             if remote:
                 raise InputError(f"'{machine}': 'rpc:' is written once before a card")

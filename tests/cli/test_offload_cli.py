@@ -85,6 +85,8 @@ def test_cards_join_with_plus_and_count(capsys):
         assert code == 0, written
         devices = [d["device"] for d in json.loads(out)["devices"]]
         assert devices == ["rtx-3090", "rtx-3090", "pc-9950x-64gb"], written
+    code, out, err = run(capsys, "budget", "qwen3-32b", "-m", "2x-")
+    assert code == 2 and not out and "a count needs a card after it" in err
     code, out, _ = run(capsys, "budget", "qwen3-32b", "-m", "rtx-3090+rtx-3060", "--json")
     devices = [d["device"] for d in json.loads(out)["devices"]]
     assert devices == ["rtx-3090", "rtx-3060-12gb", "pc-9950x-64gb"]
